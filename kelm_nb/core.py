@@ -244,7 +244,7 @@ def compute_kernel(X, Z, kernel, gamma=None, degree=3, coef0=1.0, kernel_params=
         unknown = set(kernel_params) - set(accepted)
         if unknown:
             raise ValueError(f"kernel_params {sorted(unknown)} are not accepted by kernel {kernel!r} (accepts {list(accepted)})")
-        args = {p: kernel_params.get(p, generic[p]) for p in accepted if p in kernel_params or p in generic}
+        args = {p: kernel_params[p] if p in kernel_params else generic[p] for p in accepted if p in kernel_params or p in generic}
         K = func(X, Z, **args)
     if K.shape != (X.shape[0], Z.shape[0]):
         raise ValueError(f"kernel returned a matrix of shape {K.shape}, expected {(X.shape[0], Z.shape[0])}")

@@ -1,0 +1,330 @@
+"""Tests of kelm_nb.experiments with scikit-learn estimators: metrics vs definitions/sklearn, the cross-test
+against a hand-written nested loop, repeated splits, the reproduction table, bad input."""
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.base import clone
+from sklearn.datasets import make_classification, make_regression
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.metrics import accuracy_score, matthews_corrcoef, mean_squared_error, r2_score
+from sklearn.model_selection import KFold, ParameterGrid, ShuffleSplit, StratifiedShuffleSplit
+from sklearn.svm import SVR
+from threadpoolctl import threadpool_limits
+
+from kelm_nb.experiments import (CrossTestResult, ReproductionTable, SplitResults, accuracy, cross_test,
+                                 get_scorer, grid_search, mcc, mean_ci, mse, nrmse, paired_ttest, repeated_splits,
+                                 rmse)
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    with threadpool_limits(1):
+        yield
+
+
+@pytest.fixture(scope='module')
+def reg_data():
+    X, y = make_regression(n_samples=48, n_features=3, noise=5.0, random_state=0)
+    X = X * [1.0, 30.0, 0.01] + [0.0, 100.0, -3.0]   # very different scales: scaling matters
+    return X, y * 7 + 500
+
+
+# ---------------------------------------------------------------- metrics
+def test_regression_metrics_match_sklearn_and_definition():
+    rng = np.random.default_rng(1)
+    y = rng.normal(3, 2, 100); p = y + rng.normal(0, 0.5, 100)
+    np.testing.assert_allclose(mse(y, p), mean_squared_error(y, p), rtol=1e-13)
+    np.testing.assert_allclose(rmse(y, p), np.sqrt(mean_squared_error(y, p)), rtol=1e-13)
+    # eq. 14: sqrt(sum (f - y)^2 / (|T| var(y)))
+    np.testing.assert_allclose(nrmse(y, p), np.sqrt(np.sum((p - y) ** 2) / (100 * np.var(y))), rtol=1e-13)
+    np.testing.assert_allclose(nrmse(y, p) ** 2, 1 - r2_score(y, p), rtol=1e-12)
+    assert nrmse(y, np.full(100, y.mean())) == pytest.approx(1.0, rel=1e-12)
+    # scale-free: NRMSE is unchanged by changing the units of y
+    assert nrmse(1000 * y, 1000 * p) == pytest.approx(nrmse(y, p), rel=1e-12)
+
+
+def test_classification_metrics():
+    rng = np.random.default_rng(2)
+    t = rng.integers(0, 2, 300); q = np.where(rng.random(300) < 0.75, t, 1 - t)
+    tp = np.sum((t == 1) & (q == 1)); tn = np.sum((t == 0) & (q == 0))
+    fp = np.sum((t == 0) & (q == 1)); fn = np.sum((t == 1) & (q == 0))
+    ref = (tp * tn - fp * fn) / np.sqrt(float((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)))
+    assert mcc(t, q) == pytest.approx(ref, rel=1e-12)
+    assert mcc(2 * t - 1, 2 * q - 1) == pytest.approx(ref, rel=1e-12)        # labels +-1
+    t4 = rng.integers(0, 4, 400); q4 = np.where(rng.random(400) < 0.5, t4, rng.integers(0, 4, 400))
+    assert mcc(t4, q4) == pytest.approx(matthews_corrcoef(t4, q4), rel=1e-12)
+    assert mcc(t, t) == 1.0 and mcc(t, 1 - t) == -1.0 and mcc(t, np.ones_like(t)) == 0.0
+    assert accuracy(t4, q4) == pytest.approx(accuracy_score(t4, q4))
+
+
+@pytest.mark.parametrize('f', [mse, rmse, nrmse, mcc, accuracy])
+def test_metric_bad_input(f):
+    with pytest.raises(ValueError, match='same length'):
+        f([1, 2, 3], [1, 2])
+    with pytest.raises(ValueError, match='y must not be empty'):
+        f([], [])
+    with pytest.raises(ValueError, match='y_pred contains NaN'):
+        f([1.0, 2.0], [1.0, np.nan])
+
+
+def test_nrmse_constant_target():
+    with pytest.raises(ValueError, match='variance'):
+        nrmse([2.0, 2.0, 2.0], [1.0, 2.0, 3.0])
+
+
+def test_mean_ci_and_scorer():
+    v = np.array([3.0, 5.0, 4.0, 8.0, 1.0])
+    m, h = mean_ci(v, 0.9)
+    lo, hi = stats.t.interval(0.9, 4, loc=v.mean(), scale=stats.sem(v))
+    np.testing.assert_allclose([m - h, m + h], [lo, hi], rtol=1e-12)
+    assert np.isnan(mean_ci([2.0])[1])
+    for bad in (0, 1, -0.5, 2):
+        with pytest.raises(ValueError, match='confidence'):
+            mean_ci(v, bad)
+    X, y = make_regression(30, 2, random_state=0)
+    est = Ridge().fit(X, y)
+    assert get_scorer('mse')(est, X, y) == pytest.approx(-mse(y, est.predict(X)))
+    with pytest.raises(ValueError, match='metric'):
+        get_scorer('mae')
+
+
+# ---------------------------------------------------------------- cross-test
+def _manual(est, grid, X, y, k_out, k_in, rs=0):
+    "The protocol by hand: standardise X and y with the statistics of the training part of every fit."
+    errs, chosen = [], []
+    def fit_predict(p, Xa, ya, Xb):
+        mx, sx, my, sy = Xa.mean(0), Xa.std(0), ya.mean(), ya.std()
+        m = clone(est).set_params(**p).fit((Xa - mx) / sx, (ya - my) / sy)
+        return m.predict((Xb - mx) / sx) * sy + my
+    for tr, te in KFold(k_out, shuffle=True, random_state=rs).split(X):
+        Xt, yt = X[tr], y[tr]
+        best, best_score = None, -np.inf
+        for p in ParameterGrid(grid):
+            s = np.mean([-np.mean((fit_predict(p, Xt[a], yt[a], Xt[b]) - yt[b]) ** 2)
+                         for a, b in KFold(k_in, shuffle=True, random_state=rs).split(Xt)])
+            if s > best_score: best, best_score = p, s
+        chosen.append(best)
+        errs.append(np.mean((fit_predict(best, Xt, yt, X[te]) - y[te]) ** 2))
+    return np.array(errs), chosen
+
+
+def test_cross_test_matches_hand_written_nested_loop(reg_data):
+    X, y = reg_data
+    grid = {'alpha': [0.01, 0.3, 3.0], 'gamma': [0.05, 0.5]}
+    res = cross_test(KernelRidge(kernel='rbf'), grid, X, y, outer_folds=4, inner_folds=3, random_state=0)
+    errs, chosen = _manual(KernelRidge(kernel='rbf'), grid, X, y, 4, 3)
+    assert isinstance(res, CrossTestResult) and res.metric == 'mse'
+    np.testing.assert_allclose(res.fold_errors, errs, rtol=1e-9)
+    assert res.best_params == chosen
+    m, h = mean_ci(errs)
+    assert res.mse == pytest.approx(m) and res.ci == pytest.approx(h)
+    assert res.interval == pytest.approx((m - h, m + h))
+    assert res.time_s > 0 and res.fit_times.shape == (4,)
+
+
+def test_cross_test_scaling_is_on_training_folds_only(reg_data):
+    "Leaky scaling (statistics of the whole data set) gives different errors: the test above can fail."
+    X, y = reg_data
+    grid = {'alpha': [0.1], 'gamma': [0.5]}
+    res = cross_test(KernelRidge(kernel='rbf'), grid, X, y, outer_folds=3, inner_folds=2)
+    mx, sx, my, sy = X.mean(0), X.std(0), y.mean(), y.std()
+    leaky = []
+    for tr, te in KFold(3, shuffle=True, random_state=0).split(X):
+        m = KernelRidge(kernel='rbf', alpha=0.1, gamma=0.5).fit((X[tr] - mx) / sx, (y[tr] - my) / sy)
+        leaky.append(np.mean((m.predict((X[te] - mx) / sx) * sy + my - y[te]) ** 2))
+    assert not np.allclose(res.fold_errors, leaky, rtol=1e-6)
+    honest = _manual(KernelRidge(kernel='rbf'), grid, X, y, 3, 2)[0]
+    np.testing.assert_allclose(res.fold_errors, honest, rtol=1e-9)
+
+
+def test_cross_test_errors_in_original_units(reg_data):
+    X, y = reg_data
+    grid = {'alpha': [1.0]}
+    r1 = cross_test(Ridge(), grid, X, y, outer_folds=3, inner_folds=2)
+    r2 = cross_test(Ridge(), grid, X, 10 * y, outer_folds=3, inner_folds=2)
+    np.testing.assert_allclose(r2.fold_errors, 100 * r1.fold_errors, rtol=1e-9)
+
+
+def test_cross_test_parallel_equals_serial_and_other_metrics(reg_data):
+    X, y = reg_data
+    grid = {'C': [1.0, 10.0], 'epsilon': [0.1]}
+    a = cross_test(SVR(), grid, X, y, outer_folds=3, inner_folds=2, n_jobs=1)
+    b = cross_test(SVR(), grid, X, y, outer_folds=3, inner_folds=2, n_jobs=2)
+    np.testing.assert_allclose(a.fold_errors, b.fold_errors, rtol=1e-12)
+    c = cross_test(SVR(), grid, X, y, outer_folds=3, inner_folds=2, metric='nrmse', confidence=0.9)
+    assert c.metric == 'nrmse' and 0 < c.mean < 1 and c.confidence == 0.9
+    with pytest.raises(AttributeError, match='nrmse'):
+        c.mse
+
+
+def test_cross_test_classifier():
+    X, y = make_classification(80, 4, random_state=0)
+    res = cross_test(LogisticRegression(), {'C': [0.1, 1.0]}, X, y, outer_folds=3, inner_folds=2)
+    assert res.metric == 'accuracy' and 0.6 < res.mean <= 1
+
+
+def test_cross_test_bad_input(reg_data):
+    X, y = reg_data
+    est, grid = Ridge(), {'alpha': [1.0]}
+    cases = [
+        (dict(X=X[:, 0], y=y), ValueError, 'X'),
+        (dict(X=X, y=y[:-1]), ValueError, 'X and y'),
+        (dict(X=np.where(np.eye(48, 3) == 1, np.nan, X), y=y), ValueError, 'X'),
+        (dict(X=X, y=np.r_[y[:-1], np.inf]), ValueError, 'y'),
+        (dict(X=X, y=y, outer_folds=1), ValueError, 'outer_folds'),
+        (dict(X=X, y=y, outer_folds=100), ValueError, 'outer_folds'),
+        (dict(X=X, y=y, inner_folds=1), ValueError, 'inner_folds'),
+        (dict(X=X, y=y, inner_folds=2.5), TypeError, 'inner_folds'),
+        (dict(X=X, y=y, metric='mae'), ValueError, 'metric'),
+        (dict(X=X, y=y, confidence=95), ValueError, 'confidence'),
+        (dict(X=X, y=y, scale_X='robust'), ValueError, 'scale_X'),
+    ]
+    for kw, exc, name in cases:
+        kw = {'estimator': est, 'param_grid': grid, **kw}
+        with pytest.raises(exc, match=name):
+            cross_test(**kw)
+    with pytest.raises(ValueError, match='param_grid'):
+        cross_test(est, {'lambda': [1.0]}, X, y)
+    with pytest.raises(ValueError, match='param_grid'):
+        cross_test(est, {'alpha': []}, X, y)
+    with pytest.raises(ValueError, match='param_grid'):
+        cross_test(est, [], X, y)
+    with pytest.raises(TypeError, match='estimator'):
+        cross_test(object(), grid, X, y)
+
+
+# ---------------------------------------------------------------- grid search
+def test_grid_search_matches_manual_kfold(reg_data):
+    X, y = reg_data
+    grid = {'alpha': [0.01, 1.0, 100.0]}
+    gs = grid_search(Ridge(), grid, X, y, cv=4, random_state=1)
+    manual = [np.mean([-mse(y[b], Ridge(alpha=a).fit(X[t], y[t]).predict(X[b]))
+                       for t, b in KFold(4, shuffle=True, random_state=1).split(X)]) for a in grid['alpha']]
+    np.testing.assert_allclose(gs.cv_results_['mean_test_score'], manual, rtol=1e-10)
+    assert gs.best_params_bare_ == {'alpha': grid['alpha'][int(np.argmax(manual))]}
+    gs2 = grid_search(Ridge(), grid, X, y, cv=4, scale_X=True, scale_y=True)
+    assert set(gs2.best_params_) == {'regressor__model__alpha'} and set(gs2.best_params_bare_) == {'alpha'}
+    with pytest.raises(ValueError, match='cv'):
+        grid_search(Ridge(), grid, X, y, cv=1)
+    with pytest.raises(ValueError, match='cv'):
+        grid_search(Ridge(), grid, X, y, cv='five')
+
+
+# ---------------------------------------------------------------- repeated splits
+def test_repeated_splits_are_shared_and_paired(reg_data):
+    X, y = reg_data
+    ests = {'ridge': Ridge(alpha=1.0), 'krr': KernelRidge(kernel='rbf', alpha=0.1, gamma=0.3)}
+    res = repeated_splits(ests, X, y, n_repeats=6, test_size=0.25, scaler=None, random_state=3)
+    assert isinstance(res, SplitResults) and res.metric == 'rmse'
+    splits = ShuffleSplit(6, test_size=0.25, random_state=3).split(X)
+    manual = [rmse(y[b], Ridge(alpha=1.0).fit(X[a], y[a]).predict(X[b])) for a, b in splits]
+    np.testing.assert_allclose(res.scores['ridge'], manual, rtol=1e-10)
+    t, p = res.paired_ttest('ridge', 'krr')
+    r = stats.ttest_rel(res.scores['ridge'], res.scores['krr'])
+    assert t == pytest.approx(r.statistic) and p == pytest.approx(r.pvalue)
+    assert paired_ttest(res.scores['ridge'], res.scores['krr']) == pytest.approx((t, p))
+    assert set(res.summary()) == {'ridge', 'krr'} and res.fit_times['krr'].shape == (6,)
+    assert 'ridge' in str(res.table())
+    par = repeated_splits(ests, X, y, n_repeats=6, test_size=0.25, scaler=None, random_state=3, n_jobs=2)
+    np.testing.assert_allclose(par.scores['krr'], res.scores['krr'], rtol=1e-12)
+    with pytest.raises(ValueError, match='a='):
+        res.paired_ttest('svr', 'krr')
+
+
+def test_repeated_splits_classification_stratified():
+    X, y = make_classification(120, 4, weights=[0.8], random_state=0)
+    res = repeated_splits({'lr': LogisticRegression()}, X, y, n_repeats=4, test_size=0.5, metric='mcc')
+    splits = StratifiedShuffleSplit(4, test_size=0.5, random_state=0).split(X, y)
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    manual = [mcc(y[b], make_pipeline(StandardScaler(), LogisticRegression()).fit(X[a], y[a]).predict(X[b]))
+              for a, b in splits]
+    np.testing.assert_allclose(res.scores['lr'], manual, rtol=1e-12)
+
+
+def test_repeated_splits_bad_input(reg_data):
+    X, y = reg_data
+    with pytest.raises(ValueError, match='estimators'):
+        repeated_splits({}, X, y)
+    with pytest.raises(ValueError, match='estimators'):
+        repeated_splits([Ridge()], X, y)
+    with pytest.raises(ValueError, match='test_size'):
+        repeated_splits({'r': Ridge()}, X, y, test_size=0)
+    with pytest.raises(ValueError, match='n_repeats'):
+        repeated_splits({'r': Ridge()}, X, y, n_repeats=0)
+    with pytest.raises(ValueError, match='scaler'):
+        repeated_splits({'r': Ridge()}, X, y, scaler='robust')
+    with pytest.raises(ValueError, match='a and b'):
+        paired_ttest([1.0, 2.0], [1.0, 2.0, 3.0])
+
+
+# ---------------------------------------------------------------- reproduction table
+def test_reproduction_table():
+    t = ReproductionTable('Table VI', note='quick mode')
+    t.add('Calhousing K-ELM', paper=(0.48, 0.001), ours=(0.5, 0.002), peer=0.49, note='fewer samples')
+    t.add('Mackey-Glass ELM', paper=0.10, ours='skipped')
+    t.add('only ours', ours=1.0)
+    d = t.difference(0)
+    assert d[0] == pytest.approx(0.02) and d[1] == pytest.approx(0.02 / 0.48)
+    assert t.difference(1) is None and t.difference(2) is None
+    s = str(t)
+    for part in ('Table VI', 'paper', 'ours', 'peer', '0.48 ± 0.001', 'skipped', 'fewer samples', 'quick mode',
+                 'ours − paper', '+0.02'):
+        assert part in s, part
+    h = t._repr_html_()
+    assert h.count('<tr>') == 4 and '0.48 ± 0.001' in h
+    df = t.to_frame()
+    assert list(df.index) == ['Calhousing K-ELM', 'Mackey-Glass ELM', 'only ours']
+    assert df.loc['Calhousing K-ELM', 'paper'] == 0.48 and df.loc['Calhousing K-ELM', 'paper_spread'] == 0.001
+    assert df.loc['Calhousing K-ELM', 'difference'] == pytest.approx(0.02)
+    assert t.to_dict()['rows'][0]['values']['paper'] == [0.48, 0.001]
+    assert '<' in ReproductionTable('a <b>').add('x', ours=1)._repr_html_()   # escaped, not raw markup
+    assert '<b>' not in ReproductionTable('a <b>').add('x', ours=1)._repr_html_().replace('<b>a', '')
+
+
+def test_reproduction_table_bad_input():
+    t = ReproductionTable('t')
+    with pytest.raises(ValueError, match='unknown column'):
+        t.add('r', theirs=1.0)
+    with pytest.raises(TypeError, match='ours'):
+        t.add('r', ours=[1, 2])
+    with pytest.raises(TypeError, match='ours'):
+        t.add('r', ours=(1.0, 'x'))
+    with pytest.raises(ValueError, match='columns'):
+        ReproductionTable('t', columns=())
+    with pytest.raises(ValueError, match='compare'):
+        ReproductionTable('t', columns=('a', 'b'))
+    with pytest.raises(TypeError, match='title'):
+        ReproductionTable(None)
+    assert 'ours − paper' not in str(ReproductionTable('t', columns=('a', 'b'), compare=None).add('r', a=1, b=2))
+
+
+def test_cross_test_equals_sklearn_cross_validate_of_grid_search(reg_data):
+    "Independent composition of the same protocol from scikit-learn parts gives identical fold errors."
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.model_selection import GridSearchCV, cross_validate
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+    X, y = reg_data
+    grid = {'C': [1.0, 10.0], 'gamma': [0.1, 1.0]}
+    ours = cross_test(SVR(), grid, X, y, outer_folds=4, inner_folds=3, random_state=2)
+    model = TransformedTargetRegressor(Pipeline([('s', StandardScaler()), ('m', SVR())]), transformer=StandardScaler())
+    gs = GridSearchCV(model, {f'regressor__m__{k}': v for k, v in grid.items()},
+                      cv=KFold(3, shuffle=True, random_state=2), scoring='neg_mean_squared_error')
+    ref = cross_validate(gs, X, y, cv=KFold(4, shuffle=True, random_state=2), scoring='neg_mean_squared_error')
+    np.testing.assert_allclose(ours.fold_errors, -ref['test_score'], rtol=1e-10)
+
+
+def test_progress_bars_and_stratify(reg_data, capsys):
+    X, y = reg_data
+    cross_test(Ridge(), {'alpha': [1.0]}, X, y, outer_folds=3, inner_folds=2, progress=True)
+    repeated_splits({'r': Ridge()}, X, y, n_repeats=2, progress=True)
+    err = capsys.readouterr().err
+    assert 'cross-test' in err and 'splits' in err
+    cross_test(Ridge(), {'alpha': [1.0]}, X, y, outer_folds=3, inner_folds=2)
+    assert capsys.readouterr().err == ''   # off by default
+    with pytest.raises(ValueError, match='stratify'):
+        repeated_splits({'r': Ridge()}, X, y, stratify=True)
+    with pytest.raises(ValueError, match='stratify'):
+        repeated_splits({'r': Ridge()}, X, y, stratify='yes')
