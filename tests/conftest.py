@@ -1,0 +1,75 @@
+"""Shared pytest configuration for kelm_nb.
+
+* ``--slow`` (or the environment variable ``KELM_NB_SLOW=1``) also runs the notebook cells marked ``#| slow``
+  (the papers' full-size reproductions) and the tests marked ``@pytest.mark.slow``; both are skipped by default.
+* numba gets one thread per usable core (``NUMBA_NUM_THREADS``) unless the caller chose otherwise, and a fresh
+  cache folder (``NUMBA_CACHE_DIR``) for the session unless one is set, so stale caches never bite. Both are set
+  here, before anything imports numba, and are inherited by the notebook subprocesses.
+"""
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+
+def _usable_cores():
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+os.environ.setdefault('NUMBA_NUM_THREADS', str(_usable_cores()))
+_OWN_NUMBA_CACHE = None
+if not os.environ.get('NUMBA_CACHE_DIR'):
+    _OWN_NUMBA_CACHE = tempfile.mkdtemp(prefix='kelm_nb_numba_')
+    os.environ['NUMBA_CACHE_DIR'] = _OWN_NUMBA_CACHE
+
+
+def _env_true(name):
+    return os.environ.get(name, '').strip().lower() not in ('', '0', 'false', 'no', 'off')
+
+
+def pytest_addoption(parser):
+    parser.addoption('--slow', action='store_true', default=False,
+                     help="also run '#| slow' notebook cells and @pytest.mark.slow tests (or set KELM_NB_SLOW=1)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line('markers', 'slow: long-running test, skipped unless --slow or KELM_NB_SLOW=1')
+
+
+def run_slow(config):
+    "True when slow notebook cells and slow tests should run."
+    return bool(config.getoption('--slow')) or _env_true('KELM_NB_SLOW')
+
+
+def pytest_collection_modifyitems(config, items):
+    if run_slow(config): return
+    skip = pytest.mark.skip(reason='slow: run with --slow or KELM_NB_SLOW=1')
+    for item in items:
+        if item.get_closest_marker('slow') is not None: item.add_marker(skip)
+
+
+@pytest.fixture(scope='session')
+def slow_enabled(pytestconfig):
+    "Whether this session runs the slow parts (``--slow`` / ``KELM_NB_SLOW``)."
+    return run_slow(pytestconfig)
+
+
+@pytest.fixture(scope='session')
+def console_script():
+    "Path of the installed `kelm-nb` console script (next to this Python, else on PATH)."
+    exe = Path(sys.executable).with_name('kelm-nb')
+    found = str(exe) if exe.exists() else shutil.which('kelm-nb')
+    if found is None:
+        pytest.fail("the console script kelm-nb is not installed: run pip install -e '.[dev]'")
+    return found
+
+
+def pytest_unconfigure(config):
+    if _OWN_NUMBA_CACHE is not None:
+        shutil.rmtree(_OWN_NUMBA_CACHE, ignore_errors=True)

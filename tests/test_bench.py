@@ -1,0 +1,174 @@
+"""The benchmark harness (kelm_nb.bench) and `kelm-nb bench`: quick mode only, never asserting on wall time."""
+import io
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from kelm_nb import bench
+from kelm_nb.bench import BenchCase, bench_case, check_target, run_case, run_cases
+from kelm_nb.cli import main
+
+CORE_CASES = ['elm_fit', 'kelm_fit']
+FIELDS = {'name', 'description', 'target', 'target_met', 'ours_s', 'peer_s', 'ratio', 'speedup', 'ours_min_s',
+          'peer_min_s', 'repeats', 'quick',
+          'ours_rmse', 'peer_rmse', 'max_abs_diff', 'max_rel_diff'}
+
+
+@pytest.fixture
+def scratch_registry(monkeypatch):
+    "Register throw-away cases without leaving them in the module's registry."
+    monkeypatch.setattr(bench, 'CASES', dict(bench.CASES))
+    return bench.CASES
+
+
+@pytest.fixture(scope='module')
+def core_results():
+    buf = io.StringIO()
+    results = run_cases(CORE_CASES, quick=True, json=True, file=buf)
+    return results, buf.getvalue()
+
+
+def test_core_cases_registered():
+    assert set(CORE_CASES) <= set(bench.CASES)
+    for name in CORE_CASES:
+        info = bench.CASES[name]
+        assert info.description and info.target == 'ratio <= 1.0'
+
+
+@pytest.mark.parametrize('name', CORE_CASES)
+def test_core_case_quick_same_predictions(core_results, name):
+    results, _ = core_results
+    r = {res['name']: res for res in results}[name]
+    assert 'error' not in r, r.get('error')
+    assert FIELDS <= set(r), FIELDS - set(r)
+    assert r['quick'] is True and r['repeats'] >= 1
+    assert r['ours_s'] > 0 and r['peer_s'] > 0
+    assert 0 < r['ours_min_s'] <= r['ours_s'] and 0 < r['peer_min_s'] <= r['peer_s']
+    np.testing.assert_allclose(r['ratio'], r['ours_s'] / r['peer_s'], rtol=1e-12)
+    np.testing.assert_allclose(r['speedup'], r['peer_s'] / r['ours_s'], rtol=1e-12)
+    assert r['target_met'] in (True, False)
+    # same predictions: both solve the same regularised system on the same features / kernel
+    assert r['max_rel_diff'] < 1e-6, r['max_rel_diff']
+    np.testing.assert_allclose(r['ours_rmse'], r['peer_rmse'], rtol=1e-6)
+    assert 0.1 < r['ours_rmse'] < 1.5  # standardised target: a real fit, neither trivial nor broken
+
+
+def test_core_cases_json_lines(core_results):
+    results, text = core_results
+    lines = text.strip().splitlines()
+    assert len(lines) == len(CORE_CASES)
+    parsed = [json.loads(line) for line in lines]
+    assert [p['name'] for p in parsed] == CORE_CASES
+    for p, r in zip(parsed, results):
+        assert p == r  # the printed objects are the returned results, losslessly
+
+
+def test_table_output(scratch_registry):
+    @bench_case('t_table', description='toy', target='ratio <= 100')
+    def _case(quick=False):
+        x = np.arange(10.0)
+        return BenchCase(ours=lambda: x.sum(), peer=lambda: sum(x.tolist()), quality=lambda a, b: {'diff': a - b},
+                         repeats=2)
+    buf = io.StringIO()
+    run_cases(['t_table'], quick=True, file=buf)
+    out = buf.getvalue().splitlines()
+    assert out[0].split()[:4] == ['case', 'ours_s', 'peer_s', 'ratio']
+    assert out[2].startswith('t_table') and 'diff=0' in out[2]
+
+
+def test_peer_none_and_errors_and_nan(scratch_registry):
+    @bench_case('t_only_time', description='no peer')
+    def _a(quick=False):
+        return BenchCase(ours=lambda: 1, peer=None, quality=lambda a, b: {'value': float('nan'), 'n': np.int64(3)})
+
+    @bench_case('t_raises', description='broken')
+    def _b(quick=False):
+        raise RuntimeError('boom')
+
+    buf = io.StringIO()
+    results = run_cases(['t_only_time', 't_raises'], json=True, file=buf)
+    a, b = (json.loads(line) for line in buf.getvalue().splitlines())  # strict JSON: NaN became null
+    assert a['peer_s'] is None and a['peer_min_s'] is None and a['ratio'] is None and a['speedup'] is None and a['target_met'] is None
+    assert a['value'] is None and a['n'] == 3 and type(results[0]['n']) is int
+    assert b['error'] == 'RuntimeError: boom' and 'ours_s' not in b
+
+
+def test_quality_names_cannot_clobber_fields(scratch_registry):
+    @bench_case('t_clobber')
+    def _c(quick=False):
+        return BenchCase(ours=lambda: 0, peer=lambda: 0, quality=lambda a, b: {'ratio': -1.0})
+    r = run_case('t_clobber')
+    assert r['ratio'] != -1.0 and r['quality_ratio'] == -1.0
+
+
+def test_bad_input(scratch_registry):
+    with pytest.raises(ValueError, match='name'):
+        run_case('no_such_case')
+    with pytest.raises(ValueError, match='no_such_case'):
+        run_cases(['elm_fit', 'no_such_case'])
+    with pytest.raises(ValueError, match='name'):
+        bench_case('bad name!')
+    with pytest.raises(TypeError):
+        bench_case('t_not_callable')(42)
+
+    @bench_case('t_wrong_return')
+    def _d(quick=False): return 'not a BenchCase'
+    with pytest.raises(TypeError, match='BenchCase'):
+        run_case('t_wrong_return')
+
+    @bench_case('t_zero_repeats')
+    def _e(quick=False): return BenchCase(ours=lambda: 0, peer=None, repeats=0)
+    with pytest.raises(ValueError, match='repeats'):
+        run_case('t_zero_repeats')
+
+
+def test_warm_up_then_repeats(scratch_registry):
+    calls = {'ours': 0, 'peer': 0}
+    def count(key):
+        def f():
+            calls[key] += 1
+            return calls[key]
+        return f
+
+    @bench_case('t_count')
+    def _f(quick=False):
+        return BenchCase(ours=count('ours'), peer=count('peer'), quality=lambda a, b: {'a': a, 'b': b}, repeats=4)
+    r = run_case('t_count')
+    assert calls == {'ours': 5, 'peer': 5}  # one warm-up call + 4 timed calls each
+    assert (r['a'], r['b']) == (5, 5)       # quality sees the results of the last timed calls
+
+
+def test_check_target():
+    assert check_target('ratio <= 1.0', {'ratio': 0.99}) is True
+    assert check_target('ratio <= 1.0', {'ratio': 1.01}) is False
+    assert check_target('ratio <= 1.0 and speedup >= 10', {'ratio': 0.5, 'speedup': 2}) is False
+    assert check_target('ratio <= 2; rel_obj_diff < 1e-8', {'ratio': 1.5, 'rel_obj_diff': 1e-10}) is True
+    assert check_target('as fast as possible', {'ratio': 0.5}) is None
+    assert check_target('ratio <= 1', {}) is None
+
+
+def test_cli_bench_json_in_process(capsys):
+    assert main(['bench', '--json', '--quick', 'elm_fit']) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1
+    r = json.loads(lines[0])
+    assert r['name'] == 'elm_fit' and FIELDS <= set(r)
+
+
+def test_cli_bench_unknown_case(capsys):
+    assert main(['bench', 'no_such_case']) != 0
+    err = capsys.readouterr().err
+    assert 'no_such_case' in err and 'elm_fit' in err
+
+
+def test_console_script_bench_json(console_script):
+    proc = subprocess.run([console_script, 'bench', '--json', '--quick', 'elm_fit'],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1
+    r = json.loads(lines[0])
+    assert r['name'] == 'elm_fit' and r['max_rel_diff'] < 1e-6

@@ -1,0 +1,145 @@
+"""`kelm-nb`: datasets listing, argument errors, and `reproduce` (with stand-in paper modules, so it stays fast)."""
+import inspect
+import subprocess
+import sys
+import types
+
+import pytest
+
+from kelm_nb import cli
+from kelm_nb.cli import PAPERS, Paper, main
+from kelm_nb.datasets import list_datasets
+
+
+def test_datasets_lists_every_set(capsys):
+    assert main(['datasets']) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split()[0] == 'name'
+    names = [d['name'] for d in list_datasets()]
+    listed = [line.split()[0] for line in lines[2:] if line.strip()]
+    assert listed == names
+    assert 'calhousing' in listed and 'wdbc' in listed
+
+
+@pytest.mark.parametrize('argv', [[], ['frobnicate'], ['datasets', '--bogus'], ['bench', '--frob'],
+                                  ['reproduce', '--n-jobs', '0'], ['reproduce', '--n-jobs', 'two'],
+                                  ['reproduce', '--random-state', '-1']])
+def test_bad_arguments(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert 'usage: kelm-nb' in err
+
+
+def test_help_and_version(capsys):
+    assert main(['--help']) == 0
+    assert 'reproduce' in capsys.readouterr().out
+    assert main(['--version']) == 0
+    assert 'kelm_nb' in capsys.readouterr().out
+
+
+def test_reproduce_unknown_paper(capsys):
+    assert main(['reproduce', 'nobody1999']) != 0
+    err = capsys.readouterr().err
+    assert 'nobody1999' in err and 'frenay2011' in err and 'usage: kelm-nb reproduce' in err
+
+
+def test_paper_keys():
+    assert set(PAPERS) == {'frenay2011', 'zhu2014', 'ding2017', 'li2014', 'scardapane2015'}
+    assert {p.module for p in PAPERS.values()} == {'kelm_nb.kernels', 'kelm_nb.esvr', 'kelm_nb.nu_oelm',
+                                                    'kelm_nb.mkl', 'kelm_nb.kos_elm'}
+
+
+@pytest.mark.parametrize('key', sorted(PAPERS))
+def test_available_reproduce_has_the_agreed_signature(key):
+    "Cheap check of every paper module that exists: reproduce(full=False, n_jobs=1, random_state=0)."
+    func, reason = cli.load_reproduce(key)
+    if func is None:
+        pytest.skip(reason)
+    params = inspect.signature(func).parameters
+    for name, default in [('full', False), ('n_jobs', 1), ('random_state', 0)]:
+        assert name in params and params[name].default == default, (name, params)
+
+
+class _Table:
+    def __init__(self, title): self.title = title
+    def __str__(self): return f'TABLE {self.title}'
+
+
+@pytest.fixture
+def fake_papers(monkeypatch):
+    "Replace the paper map by three stand-ins: one working, one failing, one whose module does not exist."
+    calls = []
+    good = types.ModuleType('kelm_nb._fake_good')
+    def reproduce(full=False, n_jobs=1, random_state=0):
+        calls.append((full, n_jobs, random_state))
+        return [_Table('one'), _Table('two')]
+    good.reproduce = reproduce
+    bad = types.ModuleType('kelm_nb._fake_bad')
+    def reproduce_bad(full=False, n_jobs=1, random_state=0): raise RuntimeError('reproduction exploded')
+    bad.reproduce = reproduce_bad
+    empty = types.ModuleType('kelm_nb._fake_empty')  # module without reproduce
+    for m in (good, bad, empty): monkeypatch.setitem(sys.modules, m.__name__, m)
+    papers = {p.key: p for p in [Paper('good2020', 'kelm_nb._fake_good', 'Good et al.'),
+                                  Paper('bad2020', 'kelm_nb._fake_bad', 'Bad et al.'),
+                                  Paper('empty2020', 'kelm_nb._fake_empty', 'Empty et al.'),
+                                  Paper('missing2020', 'kelm_nb._fake_missing_module', 'Missing et al.')]}
+    monkeypatch.setattr(cli, 'PAPERS', papers)
+    return calls
+
+
+def test_reproduce_available_paper(fake_papers, capsys):
+    assert main(['reproduce', 'good2020', '--n-jobs', '2', '--random-state', '7']) == 0
+    out = capsys.readouterr().out
+    assert 'TABLE one' in out and 'TABLE two' in out and 'good2020' in out and 'quick mode' in out
+    assert fake_papers == [(False, 2, 7)]
+    assert main(['reproduce', '_fake_good', '--full']) == 0  # the module name works too
+    assert fake_papers[-1] == (True, 1, 0)
+    assert 'full protocol' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize('key', ['missing2020', 'empty2020'])
+def test_reproduce_missing_paper(fake_papers, capsys, key):
+    assert main(['reproduce', key]) == 1
+    err = capsys.readouterr().err
+    assert key in err and 'available papers: good2020, bad2020' in err
+
+
+def test_reproduce_failing_paper(fake_papers, capsys):
+    assert main(['reproduce', 'bad2020']) == 1
+    err = capsys.readouterr().err
+    assert 'reproduction exploded' in err and 'failed: bad2020' in err
+
+
+def test_reproduce_all(fake_papers, capsys, monkeypatch):
+    assert main(['reproduce', 'all']) == 1  # bad2020 fails
+    captured = capsys.readouterr()
+    assert 'TABLE one' in captured.out and 'missing2020' in captured.err and 'empty2020' in captured.err
+    monkeypatch.delitem(cli.PAPERS, 'bad2020')
+    assert main(['reproduce']) == 0  # 'all' by default: runs what exists, lists what does not
+    captured = capsys.readouterr()
+    assert 'TABLE two' in captured.out and 'not available yet' in captured.err
+
+
+def test_reproduce_list(fake_papers, capsys):
+    assert main(['reproduce', '--list']) == 0
+    out = capsys.readouterr().out
+    assert 'good2020' in out and 'available' in out and 'does not exist yet' in out
+
+
+def test_import_error_inside_a_paper_module_is_not_hidden(monkeypatch, capsys):
+    "A paper module that exists but fails to import (a bug) is a failure, not 'not available'."
+    monkeypatch.setattr(cli, 'PAPERS', {'broken2020': Paper('broken2020', 'kelm_nb._fake_importerror', 'x')})
+    def fail_import(name, *a, **k):
+        raise ModuleNotFoundError("No module named 'some_dependency'", name='some_dependency')
+    monkeypatch.setattr(cli.importlib, 'import_module', fail_import)
+    assert main(['reproduce', 'broken2020']) == 1
+    assert 'some_dependency' in capsys.readouterr().err
+
+
+def test_console_script_datasets(console_script):
+    proc = subprocess.run([console_script, 'datasets'], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert 'calhousing' in proc.stdout
+    proc = subprocess.run([console_script, 'reproduce', 'nobody1999'], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and 'usage' not in proc.stdout and 'nobody1999' in proc.stderr
