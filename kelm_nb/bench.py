@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['CASES', 'BenchCase', 'CaseInfo', 'bench_case', 'list_cases', 'check_target', 'run_case', 'format_table', 'run_cases']
 
-# %% ../nbs/08_bench.ipynb #010ff556
+# %% ../nbs/08_bench.ipynb #bfa7d450
 import gc
 import json as _json
 import math
@@ -22,7 +22,7 @@ from sklearn.model_selection import train_test_split
 
 from .core import ELMRegressor, KernelELMRegressor
 
-# %% ../nbs/08_bench.ipynb #15eb0e16
+# %% ../nbs/08_bench.ipynb #8dc20d8c
 @dataclass
 class BenchCase:
     "What a registered case returns: the two callables to time and how to compare their results."
@@ -55,7 +55,7 @@ def list_cases():
     "The registered cases as a list of `CaseInfo`, in registration order."
     return list(CASES.values())
 
-# %% ../nbs/08_bench.ipynb #74121d2c
+# %% ../nbs/08_bench.ipynb #c16ce351
 _CLAUSE = re.compile(r'^\s*([A-Za-z_]\w*)\s*(<=|>=|==|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$')
 _OPS = {'<=': lambda a, b: a <= b, '>=': lambda a, b: a >= b, '==': lambda a, b: a == b,
         '<': lambda a, b: a < b, '>': lambda a, b: a > b}
@@ -73,7 +73,7 @@ def check_target(target, result):
         verdict = verdict and _OPS[m.group(2)](value, float(m.group(3)))
     return verdict
 
-# %% ../nbs/08_bench.ipynb #3417df31
+# %% ../nbs/08_bench.ipynb #33e34c02
 _RESERVED = ('name', 'description', 'target', 'target_met', 'ours_s', 'peer_s', 'ratio', 'speedup',
              'ours_min_s', 'peer_min_s', 'repeats', 'quick', 'error')
 
@@ -125,7 +125,7 @@ def run_case(name, quick=False):
     result['target_met'] = check_target(info.target, result)
     return result
 
-# %% ../nbs/08_bench.ipynb #f15eebfc
+# %% ../nbs/08_bench.ipynb #75f9777b
 def _fmt(v):
     if v is None: return '-'
     if isinstance(v, bool): return 'yes' if v else 'no'
@@ -169,7 +169,7 @@ def run_cases(names=None, quick=False, json=False, file=None):
     if not json: print(format_table(results), file=file, flush=True)
     return results
 
-# %% ../nbs/08_bench.ipynb #2b7b02bc
+# %% ../nbs/08_bench.ipynb #d16a78ea
 @lru_cache(maxsize=1)
 def _calhousing_split(random_state=0):
     "Standardised calhousing (inputs and target), split 75/25; arrays are read-only to keep the cache honest."
@@ -190,7 +190,7 @@ def _prediction_quality(y_test, p_ours, p_peer):
             'peer_rmse': float(np.sqrt(np.mean((p_peer - y_test) ** 2))),
             'max_abs_diff': diff, 'max_rel_diff': diff / max(float(np.max(np.abs(p_peer))), 1e-300)}
 
-# %% ../nbs/08_bench.ipynb #067872d5
+# %% ../nbs/08_bench.ipynb #7c72c635
 @bench_case('elm_fit', target='ratio <= 1.0',
             description='ELMRegressor fit, 1000 sigmoid units, calhousing (hidden layer timed) '
                         'vs sklearn Ridge(cholesky) on the same precomputed hidden features')
@@ -220,3 +220,377 @@ def _kelm_fit_case(quick=False):
     peer = lambda: KernelRidge(alpha=1.0 / C, kernel='rbf', gamma=gamma).fit(X_fit, y_fit).predict(X_pred)
     quality = lambda p_ours, p_peer: _prediction_quality(y_pred, p_ours, p_peer)
     return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3)
+
+# %% ../nbs/08_bench.ipynb #6cc2ca91
+def _mg_python(n_out, stride, skip, m, h, a=0.2, b=0.1, x0=1.2):
+    "The same RK4 + Hermite-midpoint scheme as kelm_nb.datasets._mg_integrate, in plain Python (the peer)."
+    f = lambda x, xd: a * xd / (1.0 + xd ** 10) - b * x
+    xs, fs, out, x = [], [], [], x0
+    for k in range(skip + (n_out - 1) * stride + 1):
+        j0 = k - m
+        d0, f0 = (x0, 0.0) if j0 < 0 else (xs[j0], fs[j0])
+        if j0 + 1 <= 0: d1, f1 = x0, 0.0
+        elif j0 + 1 == k: d1, f1 = x, f(x, d0)
+        else: d1, f1 = xs[j0 + 1], fs[j0 + 1]
+        dm = 0.5 * (d0 + d1) + h * (f0 - f1) / 8.0
+        k1 = f(x, d0); xs.append(x); fs.append(k1)
+        if k >= skip and (k - skip) % stride == 0: out.append(x)
+        k2 = f(x + 0.5 * h * k1, dm); k3 = f(x + 0.5 * h * k2, dm); k4 = f(x + h * k3, d1)
+        x = x + h * (k1 + 2 * k2 + 2 * k3 + k4) / 6.0
+    return np.array(out)
+
+
+@bench_case('mackey_glass_rk4', description='Mackey-Glass series (tau=30, every 6, dt=0.1): numba RK4 vs the '
+            'same scheme in plain Python', target='ratio <= 0.05')
+def _mackey_glass_case(quick: bool = False) -> BenchCase:
+    from kelm_nb.datasets import mackey_glass
+    n = 300 if quick else 3000
+    def ours(): return mackey_glass(n, tau=30, sample_every=6, dt=0.1, transient=1000.0)
+    def peer(): return _mg_python(n, 60, 10000, 300, 0.1)
+    def quality(r_ours, r_peer):
+        # chaos: rounding differences (x**10 in numba vs CPython) grow ~e-fold every few dozen samples, so
+        # the two series agree to ~1e-13 only over the first samples; afterwards compare statistics
+        return {'n_samples': n, 'max_abs_diff_first_100': float(np.max(np.abs(r_ours[:100] - r_peer[:100]))),
+                'ours_mean': float(r_ours.mean()), 'peer_mean': float(r_peer.mean())}
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3)
+
+
+@bench_case('cross_test_overhead', description="kelm_nb cross_test (SVR, CPU data, 10x5 folds, 6-point grid) vs "
+            "sklearn cross_validate(GridSearchCV(TransformedTargetRegressor(Pipeline)))", target='ratio <= 1.2')
+def _cross_test_case(quick: bool = False) -> BenchCase:
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.model_selection import GridSearchCV, KFold, cross_validate
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVR
+    from kelm_nb.datasets import load_dataset
+    from kelm_nb.experiments import cross_test
+    X, y = load_dataset('cpu')
+    grid = {'C': [1.0, 10.0], 'gamma': [0.3]} if quick else {'C': [1.0, 10.0, 100.0], 'gamma': [0.03, 0.3]}
+    outer, inner = (3, 2) if quick else (10, 5)
+    def ours():
+        return cross_test(SVR(), grid, X, y, outer_folds=outer, inner_folds=inner, random_state=0).fold_errors
+    def peer():
+        model = TransformedTargetRegressor(Pipeline([('scale', StandardScaler()), ('model', SVR())]),
+                                           transformer=StandardScaler())
+        g = {f'regressor__model__{k}': v for k, v in grid.items()}
+        gs = GridSearchCV(model, g, cv=KFold(inner, shuffle=True, random_state=0), scoring='neg_mean_squared_error')
+        r = cross_validate(gs, X, y, cv=KFold(outer, shuffle=True, random_state=0), scoring='neg_mean_squared_error')
+        return -r['test_score']
+    def quality(r_ours, r_peer):
+        return {'ours_mse': float(np.mean(r_ours)), 'peer_mse': float(np.mean(r_peer)),
+                'max_abs_diff': float(np.max(np.abs(r_ours - r_peer)))}
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1 if quick else 3)
+
+# %% ../nbs/08_bench.ipynb #a2cf33c9
+@bench_case('asymptotic_gram', description='normalised asymptotic ELM kernel Gram matrix (eq. 16), n=5000, d=20, '
+            'vs sklearn.metrics.pairwise.rbf_kernel on the same data', target='ratio <= 1.0')
+def _asymptotic_gram_case(quick: bool = False) -> BenchCase:
+    from sklearn.metrics.pairwise import rbf_kernel
+    from kelm_nb.kernels import asymptotic_elm_kernel
+    n, d = (1000, 20) if quick else (5000, 20)
+    X = np.random.default_rng(0).standard_normal((n, d))
+    # independent reference for the quality figure: eq. 15/16 in plain NumPy on a slice (not timed)
+    rows = X[:200]
+    a = 0.5                                               # 1 / (2 sigma_w^2), sigma_w = 1
+    sq_r, sq_x = (rows ** 2).sum(1), (X ** 2).sum(1)
+    R = (1 + rows @ X.T) / np.sqrt(np.outer(a + 1 + sq_r, a + 1 + sq_x))
+    num = np.arcsin(np.clip(R, -1, 1))
+    ref = num / np.sqrt(np.outer(np.arcsin((1 + sq_r) / (a + 1 + sq_r)), np.arcsin((1 + sq_x) / (a + 1 + sq_x))))
+
+    def ours():
+        return asymptotic_elm_kernel(X, sigma_w=1.0, normalize=True)
+
+    def peer():
+        return rbf_kernel(X)
+
+    def quality(r_ours, r_peer):
+        return {'max_abs_diff_vs_numpy_eq16': float(np.abs(r_ours[:200] - ref).max()),
+                'symmetric': bool(np.array_equal(r_ours, r_ours.T)),
+                'unit_diagonal': bool(np.all(np.diag(r_ours) == 1.0)),
+                'shape_equal_peer': bool(r_ours.shape == r_peer.shape)}
+
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=5)
+
+# %% ../nbs/08_bench.ipynb #9eb3e9a3
+@bench_case('esvr_fit', target='ratio <= 1.0',
+            description='ESVR fit (eq. 9), 1000 sigmoid units, calhousing (hidden layer timed) '
+                        'vs sklearn Ridge(cholesky, no intercept) on the same precomputed features plus a -1 column')
+def _esvr_fit_case(quick=False):
+    from sklearn.linear_model import Ridge
+    from kelm_nb.esvr import ESVR, augment
+    X_tr, X_te, y_tr, y_te = _calhousing_split()
+    n_hidden, nu = (100, 100.0) if quick else (1000, 100.0)
+    if quick: X_tr, y_tr = X_tr[:2000], y_tr[:2000]
+    make = lambda: ESVR(n_hidden=n_hidden, nu=nu, random_state=0)
+    layer = make().fit(X_tr, y_tr).hidden_layer_          # the same random layer ours draws (same seed)
+    E_tr, E_te = augment(layer.transform(X_tr)), augment(layer.transform(X_te))   # [H, -e]: the bias r is penalised
+    ours = lambda: make().fit(X_tr, y_tr)
+    peer = lambda: Ridge(alpha=1.0 / nu, solver='cholesky', fit_intercept=False).fit(E_tr, y_tr)
+    quality = lambda m_ours, m_peer: _prediction_quality(y_te, m_ours.predict(X_te), m_peer.predict(E_te))
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3)
+
+
+@bench_case('esvr_vs_svr', target='speedup >= 50 and rmse_ratio <= 1.0',
+            description='ESVR (400 Gaussian-RBF random nodes, nu = 2^10) fit + predict vs sklearn SVR(rbf, defaults) '
+                        'fit + predict on calhousing; rmse_ratio = ESVR test RMSE / SVR test RMSE')
+def _esvr_vs_svr_case(quick=False):
+    from sklearn.svm import SVR
+    from kelm_nb.esvr import ESVR
+    X_tr, X_te, y_tr, y_te = _calhousing_split()
+    if quick: X_tr, y_tr, X_te, y_te = X_tr[:1500], y_tr[:1500], X_te[:500], y_te[:500]
+    # hidden-layer settings chosen on a validation split of the training rows (not on the test rows)
+    ours = lambda: ESVR(n_hidden=100 if quick else 400, nu=2.0 ** 10, activation='rbf', distribution='normal',
+                        weight_scale=0.5, bias_scale=0.5, random_state=0).fit(X_tr, y_tr).predict(X_te)
+    peer = lambda: SVR(kernel='rbf', cache_size=1000).fit(X_tr, y_tr).predict(X_te)
+
+    def quality(p_ours, p_peer):
+        q = _prediction_quality(y_te, p_ours, p_peer)
+        return {'ours_rmse': q['ours_rmse'], 'peer_rmse': q['peer_rmse'], 'rmse_ratio': q['ours_rmse'] / q['peer_rmse']}
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1 if quick else 3)
+
+# %% ../nbs/08_bench.ipynb #1cba6c9b
+@bench_case('nu_oelm_solve', target='ratio <= 2.0',
+            description='nu_oelm_active_set (eq. 27) vs OneClassSVM(kernel=precomputed) on the same Q = TKT, '
+                        'banana N=2000, nu in {0.1, 0.5, 0.9}, sigmoid ELM kernel L=1000 and asymptotic kernel')
+def _nu_oelm_solve_case(quick=False):
+    import warnings
+    from sklearn.svm import OneClassSVM
+    from kelm_nb.core import RandomHiddenLayer
+    from kelm_nb.datasets import load_dataset
+    from kelm_nb.nu_oelm import nu_oelm_active_set
+    X, y = load_dataset('banana')
+    n = 300 if quick else 2000
+    X, y = np.ascontiguousarray(X[:n], dtype=np.float64), y[:n]
+    t = np.where(y == np.unique(y)[1], 1.0, -1.0)
+    H = RandomHiddenLayer(300 if quick else 1000, 'sigmoid', weight_range=(-1.0, 1.0), bias_range=(0.0, 1.0),
+                          random_state=0).fit_transform(X)
+    kernels = {'sigmoid': H @ H.T}
+    try:
+        from kelm_nb.kernels import asymptotic_elm_kernel
+        kernels['asymptotic'] = asymptotic_elm_kernel(X, X, sigma_w=1.0, normalize=True)
+    except ImportError:                                   # kernels module missing: fall back to the RBF kernel
+        from sklearn.metrics.pairwise import rbf_kernel
+        kernels['rbf'] = rbf_kernel(X, X, gamma=1.0)
+    problems = [(k, nu, np.ascontiguousarray(t[:, None] * K * t[None, :]))
+                for k, K in kernels.items() for nu in (0.1, 0.5, 0.9)]
+
+    def ours():
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')              # rho ~ 0 warnings on the near-degenerate problems
+            return [nu_oelm_active_set(Q, nu).alpha for _, nu, Q in problems]
+
+    def peer():
+        out = []
+        for _, nu, Q in problems:
+            oc = OneClassSVM(kernel='precomputed', nu=nu).fit(Q)
+            a = np.zeros(len(Q))
+            a[oc.support_] = oc.dual_coef_.ravel() / len(Q)
+            out.append(a)
+        return out
+
+    def quality(r_ours, r_peer):
+        f_o = np.array([0.5 * a @ Q @ a for a, (_, _, Q) in zip(r_ours, problems)])
+        f_p = np.array([0.5 * a @ Q @ a for a, (_, _, Q) in zip(r_peer, problems)])
+        scale = np.array([nu * Q.diagonal().max() * nu for _, nu, Q in problems])   # bound on the objective
+        return {'ours_obj_sum': float(f_o.sum()), 'peer_obj_sum': float(f_p.sum()),
+                # > 0 would mean ours is worse than libsvm somewhere (relative to the objective's scale)
+                'max_obj_excess_rel': float(np.max((f_o - f_p) / scale)),
+                'max_obj_rel_diff': float(np.max(np.abs(f_o - f_p) / np.maximum(np.abs(f_p), 1e-300))),
+                'n_ours_lower': int(np.sum(f_o <= f_p))}
+
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3)
+
+# %% ../nbs/08_bench.ipynb #725134ed
+def _banana(n, random_state=0):
+    "n banana rows drawn without replacement, inputs standardised, ±1 targets."
+    from kelm_nb.datasets import load_dataset
+    from kelm_nb.core import encode_labels
+    X, y = load_dataset('banana')
+    idx = np.random.default_rng(random_state).choice(len(X), n, replace=False)
+    X = X[idx]; X = (X - X.mean(0)) / X.std(0)
+    return X, encode_labels(y[idx])[0]
+
+
+@bench_case('mkl_silp', target='speedup >= 100 and rel_objective_diff <= 1e-5',
+            description="MKL-ELM on banana N = 1000 with the paper's 4 normalised kernels (poly d=2, Gaussian "
+                        "sigma^2=20, linear, Laplacian p=5) and fixed C = 1: our SILP (eps = 1e-6) vs cvxpy's "
+                        "QCQP (eq. 24, default solver Clarabel); kernel matrices precomputed, not timed")
+def _mkl_silp_case(quick=False):
+    from kelm_nb.mkl import kernel_matrices, qcqp_mkl, silp_mkl
+    X, T = _banana(100 if quick else 1000)
+    Ks, _ = kernel_matrices('paper', X)
+    ours = lambda: silp_mkl(Ks, T, C=1.0, eps=1e-6, check_psd=False)
+    peer = lambda: qcqp_mkl(Ks, T, C=1.0, check_psd=False)
+
+    def quality(r_ours, r_peer):
+        return {'ours_objective': r_ours.objective, 'peer_objective': r_peer.objective,
+                'rel_objective_diff': abs(r_ours.objective / r_peer.objective - 1),
+                'max_weight_diff': float(np.max(np.abs(r_ours.theta - r_peer.theta))),
+                'silp_iterations': r_ours.n_iter}
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1 if quick else 2)
+
+
+@bench_case('mkl_scale', target='',
+            description='MKL-ELM SILP on banana N = 5000 with 50 Gaussian kernels (gamma log-spaced in [1e-2, 1e2], '
+                        'evaluated on the fly by the numba GaussianKernelBank), fixed C = 1, eps = 1e-4; peer: ONE '
+                        'kernel-ELM solve (Cholesky of K + I/C, one of the 50 kernels precomputed) — the unit cost '
+                        'of a SILP iteration, so ratio ~ the number of solves the SILP costs')
+def _mkl_scale_case(quick=False):
+    from kelm_nb.core import kernel_ridge_solve
+    from kelm_nb.mkl import GaussianKernelBank, silp_mkl
+    n, m = (100, 5) if quick else (5000, 50)
+    X, T = _banana(n)
+    gammas = np.logspace(-2, 2, m)
+    bank = GaussianKernelBank(X, gammas)              # squared distances computed once, not timed
+    K = np.exp(-gammas[m // 2] * bank.D2)
+    ours = lambda: silp_mkl(bank, T, C=1.0, eps=1e-4)
+    peer = lambda: kernel_ridge_solve(K, T, 1.0)
+
+    def quality(r_ours, r_peer):
+        return {'silp_iterations': r_ours.n_iter, 'objective': r_ours.objective,
+                'active_kernels': int(np.sum(r_ours.theta > 1e-6)),
+                'final_gap': abs(1 - r_ours.history[-1][0] / r_ours.history[-1][1])}
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1)
+
+# %% ../nbs/08_bench.ipynb #a99dbe4a
+def _numpy_ald_krls(X, y, gamma, C, threshold, budget):
+    "Plain-NumPy ALD-KRLS loop doing the same updates as kos_elm.ald_krls_batch (regularised P, budget cap)."
+    n, d = X.shape
+    cap = budget
+    D, Kinv, P, alpha = np.zeros((cap, d)), np.zeros((cap, cap)), np.zeros((cap, cap)), np.zeros(cap)
+    invC, m = 1.0 / C, 0
+    for t in range(n):
+        x = X[t]
+        k = np.exp(-gamma * ((D[:m] - x) ** 2).sum(1))
+        a = Kinv[:m, :m] @ k
+        dis2 = 1.0 - k @ a
+        e = y[t] - k @ alpha[:m]
+        Pa = P[:m, :m] @ a
+        aPa = a @ Pa
+        if dis2 > threshold and dis2 > 1e-12 and m < budget:
+            rho = dis2 + (1.0 + aPa) * invC
+            u = Kinv[:m, :m] @ Pa
+            g = e / rho
+            alpha[:m] += u * (g * invC) - a * g
+            alpha[m] = g
+            Kinv[:m, :m] += np.outer(a, a) / dis2
+            Kinv[m, :m] = Kinv[:m, m] = -a / dis2
+            Kinv[m, m] = 1.0 / dis2
+            crho = rho / invC
+            P[:m, :m] -= np.outer(Pa, Pa) / crho
+            P[m, :m] = P[:m, m] = Pa / crho
+            P[m, m] = 1.0 - 1.0 / crho
+            D[m] = x
+            m += 1
+        else:
+            s1 = 1.0 + aPa
+            P[:m, :m] -= np.outer(Pa, Pa) / s1
+            alpha[:m] += (Kinv[:m, :m] @ Pa) * (e / s1)
+    return D[:m].copy(), alpha[:m].copy()
+
+
+def _numpy_fb_krls(X, y, gamma, C, budget):
+    "Plain-NumPy fixed-budget KRLS loop doing the same updates as kos_elm.fb_krls_batch."
+    n, d = X.shape
+    cap = budget + 1
+    D, Q, alpha, Yd = np.zeros((cap, d)), np.zeros((cap, cap)), np.zeros(cap), np.zeros(cap)
+    invC, m = 1.0 / C, 0
+    for t in range(n):
+        x = X[t]
+        k = np.exp(-gamma * ((D[:m] - x) ** 2).sum(1))
+        z = Q[:m, :m] @ k
+        r = max(invC + 1.0 - z @ k, invC)
+        e = y[t] - k @ alpha[:m]
+        Q[:m, :m] += np.outer(z, z) / r
+        Q[m, :m] = Q[:m, m] = -z / r
+        Q[m, m] = 1.0 / r
+        alpha[:m] -= z * (e / r)
+        alpha[m] = e / r
+        D[m], Yd[m] = x, y[t]
+        m += 1
+        if m > budget:
+            i = int(np.argmin(np.abs(alpha[:m]) / np.diag(Q)[:m]))
+            f, ee = Q[:m, i].copy(), Q[i, i]
+            alpha[:m] -= f * (alpha[i] / ee)
+            Q[:m, :m] -= np.outer(f, f) / ee
+            last = m - 1
+            if i != last:
+                Q[i, :m] = Q[last, :m]
+                Q[:m, i] = Q[:m, last]
+                alpha[i], Yd[i], D[i] = alpha[last], Yd[last], D[last]
+            m = last
+    return D[:m].copy(), alpha[:m].copy()
+
+
+@bench_case('kos_throughput', target='ratio <= 0.3333',
+            description='KOSELMRegressor.partial_fit (ALD then FB, budget 100, d=8, batches of 1000) '
+                        'vs a plain-NumPy per-sample KRLS loop doing the same updates')
+def _kos_throughput_case(quick=False):
+    from kelm_nb.kos_elm import KOSELMRegressor
+    n, d, budget, gamma, C, thr = (1000 if quick else 20000), 8, 100, 0.5, 100.0, 1e-3
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(n, d))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] - X[:, 3] ** 2 + 0.1 * rng.normal(size=n)
+    Xq = rng.uniform(size=(500, d))
+    batches = np.array_split(np.arange(n), max(n // 1000, 1))
+    params = {'ald': dict(sparsification='ald', ald_threshold=thr, budget=budget),
+              'fb': dict(sparsification='fb', budget=budget)}
+
+    def ours():
+        out = {}
+        for key, kw in params.items():
+            est = KOSELMRegressor(kernel='rbf', gamma=gamma, C=C, **kw)
+            t0 = time.perf_counter()
+            for b in batches:
+                est.partial_fit(X[b], y[b])
+            out[key] = (time.perf_counter() - t0, est.predict(Xq))
+        return out
+
+    def peer():
+        out = {}
+        for key, fn in (('ald', lambda: _numpy_ald_krls(X, y, gamma, C, thr, budget)),
+                        ('fb', lambda: _numpy_fb_krls(X, y, gamma, C, budget))):
+            t0 = time.perf_counter()
+            D, alpha = fn()
+            out[key] = (time.perf_counter() - t0, np.exp(-gamma * ((Xq[:, None, :] - D[None]) ** 2).sum(-1)) @ alpha)
+        return out
+
+    def quality(r_ours, r_peer):
+        q = {}
+        for key in ('ald', 'fb'):
+            q[f'ours_{key}_samples_per_s'] = n / r_ours[key][0]
+            q[f'peer_{key}_samples_per_s'] = n / r_peer[key][0]
+            q[f'{key}_max_abs_diff'] = float(np.max(np.abs(r_ours[key][1] - r_peer[key][1])))
+        return q
+
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3)
+
+
+@bench_case('kos_vs_kelm', target='ratio <= 0.3333 and nrmse_ratio <= 1.02',
+            description='ALD-KOS-ELM (Table III: gamma=5, C=200, delta=0.08) fit on calhousing (min-max inputs, '
+                        '8000 training rows) vs batch KernelELMRegressor on the same split')
+def _kos_vs_kelm_case(quick=False):
+    from sklearn.preprocessing import MinMaxScaler
+    from kelm_nb.datasets import load_dataset
+    from kelm_nb.experiments import nrmse
+    from kelm_nb.kos_elm import KOSELMRegressor
+    X, y = load_dataset('calhousing')
+    X_tr, X_te, y_tr, y_te = train_test_split(np.asarray(X, float), np.asarray(y, float), test_size=0.25,
+                                              random_state=0)
+    n_train = 1500 if quick else 8000
+    X_tr, y_tr = X_tr[:n_train], y_tr[:n_train]
+    scaler = MinMaxScaler().fit(X_tr)
+    X_tr, X_te = scaler.transform(X_tr), scaler.transform(X_te)
+    mu, sd = y_tr.mean(), y_tr.std()
+    t_tr = (y_tr - mu) / sd
+    ours = lambda: KOSELMRegressor(gamma=5.0, C=200.0, sparsification='ald', ald_threshold=0.08).fit(X_tr, t_tr)
+    peer = lambda: KernelELMRegressor(kernel='rbf', gamma=5.0, C=200.0).fit(X_tr, t_tr)
+
+    def quality(m_ours, m_peer):
+        e_ours = nrmse(y_te, m_ours.predict(X_te) * sd + mu)
+        e_peer = nrmse(y_te, m_peer.predict(X_te) * sd + mu)
+        return {'ours_nrmse': e_ours, 'peer_nrmse': e_peer, 'nrmse_ratio': e_ours / e_peer,
+                'dictionary': int(m_ours.dictionary_.shape[0]), 'n_train': int(n_train)}
+
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1 if not quick else 3)

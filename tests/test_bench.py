@@ -24,11 +24,22 @@ def scratch_registry(monkeypatch):
     return bench.CASES
 
 
+ALL_CASES = list(bench.CASES)  # every case registered by the installed module (collected before any scratch ones)
+
+
 @pytest.fixture(scope='module')
-def core_results():
+def all_results():
+    "Every registered case once, in quick mode, as JSON lines (the way `kelm-nb bench --json --quick` prints them)."
     buf = io.StringIO()
-    results = run_cases(CORE_CASES, quick=True, json=True, file=buf)
+    results = run_cases(ALL_CASES, quick=True, json=True, file=buf)
     return results, buf.getvalue()
+
+
+@pytest.fixture(scope='module')
+def core_results(all_results):
+    results, text = all_results
+    pairs = [(r, line) for r, line in zip(results, text.strip().splitlines()) if r['name'] in CORE_CASES]
+    return [r for r, _ in pairs], ''.join(line + '\n' for _, line in pairs)
 
 
 def test_core_cases_registered():
@@ -172,3 +183,56 @@ def test_console_script_bench_json(console_script):
     assert len(lines) == 1
     r = json.loads(lines[0])
     assert r['name'] == 'elm_fit' and r['max_rel_diff'] < 1e-6
+
+
+def test_paper_cases_registered():
+    expected = {'mackey_glass_rk4', 'cross_test_overhead', 'asymptotic_gram', 'esvr_fit', 'esvr_vs_svr',
+                'nu_oelm_solve', 'mkl_silp', 'mkl_scale', 'kos_throughput', 'kos_vs_kelm'}
+    assert expected <= set(ALL_CASES), expected - set(ALL_CASES)
+    for name in ALL_CASES:
+        assert bench.CASES[name].description, name
+
+
+def test_import_stays_cheap():
+    "Cases import the module they measure inside the case function: importing bench loads no paper module."
+    code = ('import sys, kelm_nb.bench; '
+            'print(sorted(m for m in ("kelm_nb.esvr", "kelm_nb.nu_oelm", "kelm_nb.mkl", "kelm_nb.kos_elm") '
+            'if m in sys.modules))')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == '[]', out.stdout
+
+
+@pytest.mark.parametrize('name', ALL_CASES)
+def test_every_case_quick(all_results, name):
+    results, text = all_results
+    parsed = {p['name']: p for p in (json.loads(line) for line in text.strip().splitlines())}
+    assert len(parsed) == len(ALL_CASES)
+    r = parsed[name]
+    assert 'error' not in r, r.get('error')
+    assert r['quick'] is True and r['repeats'] >= 1 and r['ours_s'] > 0
+    assert r['peer_s'] is None or r['peer_s'] > 0
+    assert r == {res['name']: res for res in results}[name]  # the JSON line is the returned result, losslessly
+    assert set(r) - set(bench._RESERVED), f'case {name} reports no quality figure'
+
+
+# the quality figure each paper case must meet in quick mode (the same answer as its peer; never a timing)
+QUALITY = {
+    'mackey_glass_rk4': lambda r: r['max_abs_diff_first_100'] < 1e-8,
+    'cross_test_overhead': lambda r: r['max_abs_diff'] <= 1e-10 * r['peer_mse'],
+    'asymptotic_gram': lambda r: r['max_abs_diff_vs_numpy_eq16'] < 1e-12 and r['symmetric'] and r['unit_diagonal'],
+    'esvr_fit': lambda r: r['max_rel_diff'] < 1e-6,
+    'esvr_vs_svr': lambda r: r['rmse_ratio'] <= 1.0,
+    'nu_oelm_solve': lambda r: r['max_obj_excess_rel'] <= 1e-8,
+    'mkl_silp': lambda r: r['rel_objective_diff'] <= 1e-5,
+    'mkl_scale': lambda r: r['final_gap'] <= 1e-4,
+    'kos_throughput': lambda r: r['ald_max_abs_diff'] < 1e-8 and r['fb_max_abs_diff'] < 1e-8,
+    'kos_vs_kelm': lambda r: r['nrmse_ratio'] <= 1.02,
+}
+
+
+@pytest.mark.parametrize('name', sorted(QUALITY))
+def test_paper_case_quality(all_results, name):
+    r = {res['name']: res for res in all_results[0]}[name]
+    assert 'error' not in r, r.get('error')
+    assert QUALITY[name](r), {k: v for k, v in r.items() if k != 'description'}
