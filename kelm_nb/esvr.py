@@ -7,7 +7,7 @@ __all__ = ['ZHU_DATASETS', 'ZHU_TABLE2', 'ZHU_TABLE3', 'augment', 'esvr_primal',
            'LSSVR', 'esvr_nu_path', 'lssvr_path', 'zhu_split', 'select_esvr_elm', 'select_lssvr', 'run_zhu_dataset',
            'zhu_tables', 'single_threaded', 'reproduce', 'hidden_node_curves', 'plot_hidden_node_curves']
 
-# %% ../nbs/04_esvr.ipynb #b320f502
+# %% ../nbs/04_esvr.ipynb #9dca9722
 import os, time, warnings
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -18,13 +18,13 @@ from .core import (RandomHiddenLayer, ELMRegressor, check_positive, check_array_
                           ridge_solve, kernel_ridge_solve, compute_kernel)
 from .experiments import ReproductionTable, grid_search, rmse
 
-# %% ../nbs/04_esvr.ipynb #6e2f9b13
+# %% ../nbs/04_esvr.ipynb #6a84a769
 def augment(H):
     "$E_\\Phi=[H,-e]$: the hidden-layer matrix with a constant $-1$ column appended (eq. 5, 8, 9)."
     H = check_array_2d(H, 'H')
     return np.hstack([H, -np.ones((H.shape[0], 1), dtype=H.dtype)])
 
-# %% ../nbs/04_esvr.ipynb #d881cc5b
+# %% ../nbs/04_esvr.ipynb #3b2da247
 def _check_system(H, T, nu):
     "Validate the inputs of the closed-form solvers; returns float64 `H`, `T` and `nu`."
     H = np.asarray(check_array_2d(H, 'H'), dtype=np.float64)
@@ -68,7 +68,7 @@ def _esvr_primal_blocks(transform, X, T, nu, block=_BLOCK_ROWS):
     G.flat[::p + 2] += 1.0 / nu
     return spd_solve(G, R, overwrite_a=True)
 
-# %% ../nbs/04_esvr.ipynb #9b2e54d0
+# %% ../nbs/04_esvr.ipynb #b7a8ddda
 def esvr_solve(H, T, nu, solver='auto'):
     "ESVR output weights $u=[w; r]$ for hidden-layer matrix `H` and targets `T`; returns `(u, form)` with `form` in {'primal', 'dual'}."
     if solver not in ('auto', 'primal', 'dual'):
@@ -78,7 +78,7 @@ def esvr_solve(H, T, nu, solver='auto'):
     form = solver if solver != 'auto' else ('dual' if m < p + 1 else 'primal')   # the paper's rule: eq. 8 iff m < ñ+1
     return (esvr_dual if form == 'dual' else esvr_primal)(H, T, nu), form
 
-# %% ../nbs/04_esvr.ipynb #7534c654
+# %% ../nbs/04_esvr.ipynb #20bc00a2
 def lssvr_solve(K, T, gamma_reg):
     "LS-SVR dual `(alpha, b)` of $[[0, e^T], [e, K+I/\\gamma]]\\,[b; \\alpha]=[0; T]$ via one `kernel_ridge_solve` with right-hand sides $[T, e]$."
     K = check_array_2d(K, 'K')
@@ -92,7 +92,7 @@ def lssvr_solve(K, T, gamma_reg):
     alpha = MinvT - Minve[:, None] * b
     return (alpha[:, 0], float(b[0])) if one_d else (alpha, b)
 
-# %% ../nbs/04_esvr.ipynb #418fdbca
+# %% ../nbs/04_esvr.ipynb #ca946754
 class _KeepOnFailure:
     "Restore an estimator's attributes if `fit` raises, so a failed fit leaves a fitted model untouched."
     def __init__(self, est): self.est = est
@@ -163,7 +163,7 @@ class ESVR(RegressorMixin, BaseEstimator):
         tags.target_tags.single_output = True
         return tags
 
-# %% ../nbs/04_esvr.ipynb #a1484ac0
+# %% ../nbs/04_esvr.ipynb #9c7fd3dd
 class LSSVR(RegressorMixin, BaseEstimator):
     """Least-squares SVR (Suykens): $f(x)=\\sum_i\\alpha_ik(x,x_i)+b$ from the bordered system with an unpenalised bias.
 
@@ -198,7 +198,7 @@ class LSSVR(RegressorMixin, BaseEstimator):
         tags.target_tags.single_output = True
         return tags
 
-# %% ../nbs/04_esvr.ipynb #80d2bc75
+# %% ../nbs/04_esvr.ipynb #db8cb773
 def esvr_nu_path(H_train, t_train, H_val, nus):
     "Validation predictions `(n_val, len(nus))` of ESVR for every $\\nu$ in `nus`, from one thin SVD of $E_\\Phi$ (single target)."
     E = augment(H_train).astype(np.float64, copy=False)
@@ -216,7 +216,7 @@ def lssvr_path(K_train, t_train, K_val, gamma_regs):
     b = a_t.sum(axis=1) / a_e.sum(axis=1)
     return K_val @ (a_t - b[:, None] * a_e).T + b
 
-# %% ../nbs/04_esvr.ipynb #2f93f5bb
+# %% ../nbs/04_esvr.ipynb #398f18c5
 ZHU_DATASETS = ('basketball', 'cloud', 'autoprice', 'strike', 'bodyfat', 'housing', 'abalone')
 
 # Table 2: log2 C and log2 gamma of SVR and LS-SVR, log2 nu and n_hidden of ESVR
@@ -247,7 +247,7 @@ def zhu_split(name, max_samples=None, random_state=0):
     n_train = 2 * len(idx) // 3
     return X[idx[:n_train]], y[idx[:n_train]], X[idx[n_train:]], y[idx[n_train:]]
 
-# %% ../nbs/04_esvr.ipynb #d8902f51
+# %% ../nbs/04_esvr.ipynb #62c68338
 def _seed(random_state, *keys):
     return int(np.random.SeedSequence([random_state, *keys]).generate_state(1)[0])
 
@@ -284,7 +284,7 @@ def _timed_fit(est, X, y):
     t0 = time.perf_counter(); est.fit(X, y)
     return est, time.perf_counter() - t0
 
-# %% ../nbs/04_esvr.ipynb #d06e7686
+# %% ../nbs/04_esvr.ipynb #e442b625
 def _zhu_settings(full):
     grid = 2.0 ** np.arange(-25, 26)
     if full:
@@ -327,21 +327,32 @@ def run_zhu_dataset(name, full=False, n_jobs=1, random_state=0, settings=None):
     out['lssvr'] = {'rmse': rmse(yte, ls.predict(Xte)), 'time': t, 'C': float(s['ls_C'][ci]), 'gamma': float(s['ls_gamma'][gi])}
     return out
 
-# %% ../nbs/04_esvr.ipynb #e08594bd
+# %% ../nbs/04_esvr.ipynb #0ea461b6
 def _log2(v): return f"2^{int(round(np.log2(v)))}"
+
+def _grid_str(values, log2=True):
+    "Compact text for a grid: 2^a..2^b (step k) for regular powers of two, else the list."
+    v = [float(x) for x in values]
+    if log2 and all(x > 0 for x in v):
+        e = np.log2(v)
+        if np.allclose(e, np.round(e)) and (len(e) < 3 or np.allclose(np.diff(e), e[1] - e[0])):
+            e = np.round(e).astype(int)
+            if len(e) == 1: return f"{{2^{e[0]}}}"
+            return f"2^{e[0]}..2^{e[-1]}" + (f" (step {e[1] - e[0]})" if len(e) > 2 and e[1] - e[0] != 1 else '')
+    return '{' + ', '.join(f"{x:g}" for x in v) + '}'
 
 def _rank(values, k=0):
     "1-based rank of values[k] among values (1 = lowest)."
     return 1 + sum(v < values[k] for v in values)
 
-def zhu_tables(results, full=False):
-    "Tables 2 and 3 (RMSE, training time) of the paper next to ours, from `run_zhu_dataset` results."
-    s = _zhu_settings(full)
-    reduced = '' if full else (
-        f" Quick mode: n_hidden in {list(s['n_hiddens'])}, {s['cv_rounds']} hidden layers per CV setting (test: "
-        f"{s['test_rounds']}), SVR grid C in 2^{{-2,1,4,7}} x gamma in 2^{{-3,-1,1,3}}, LS-SVR gamma in 2^{{-9,-7,...,9}} "
-        f"(C and nu: the full 2^-25..2^25), abalone subsampled to {s['max_samples']['abalone']} rows; "
-        "reproduce(full=True) runs the paper's grids.")
+def zhu_tables(results, full=False, settings=None):
+    "Tables 2 and 3 (RMSE, training time) of the paper next to ours, from `run_zhu_dataset` results (same `full`/`settings`)."
+    s = dict(_zhu_settings(full), **(settings or {}))
+    reduced = '' if full and not settings else (
+        f" Reduced protocol: n_hidden in {_grid_str(s['n_hiddens'], False)}, {s['cv_rounds']} hidden layers per CV setting "
+        f"(test: {s['test_rounds']}), nu in {_grid_str(s['nus'])}, SVR C in {_grid_str(s['svr_C'])} x gamma in "
+        f"{_grid_str(s['svr_gamma'])}, LS-SVR C in {_grid_str(s['ls_C'])} x gamma in {_grid_str(s['ls_gamma'])}"
+        + (f", subsampled: {s['max_samples']}" if s['max_samples'] else '') + "; reproduce(full=True) runs the paper's grids.")
     common = ("One random 2:1 split per data set, data scaled to [-1, 1]; ours: mean ± std over random hidden layers "
               "for ESVR/ELM." + reduced)
     t2 = ReproductionTable('Table 2 — selected parameters, paper / ours',
@@ -391,7 +402,7 @@ def reproduce(full=False, n_jobs=1, random_state=0, datasets=ZHU_DATASETS):
         results = [run_zhu_dataset(n, full, n_jobs, random_state) for n in datasets]
     return zhu_tables(results, full)
 
-# %% ../nbs/04_esvr.ipynb #1e1e72b4
+# %% ../nbs/04_esvr.ipynb #eca5083d
 def hidden_node_curves(name, n_hiddens=tuple(range(10, 301, 10)), n_rounds=10, nus=2.0 ** np.arange(-25, 26),
                        cv_rounds=3, max_samples=None, random_state=0):
     """Fig. 1: test RMSE against the number of hidden nodes for ESVR ($\\nu$ chosen by 3-fold CV for each $\\tilde n$) and the
