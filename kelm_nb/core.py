@@ -5,8 +5,8 @@
 # %% auto #0
 __all__ = ['ACTIVATIONS', 'KERNELS', 'check_positive', 'check_array_2d', 'RandomHiddenLayer', 'hidden_output',
            'IllConditionedWarning', 'spd_solve', 'ridge_solve', 'kernel_ridge_solve', 'register_kernel',
-           'compute_kernel', 'encode_labels', 'decode_scores', 'ELMRegressor', 'ELMClassifier', 'KernelELMRegressor',
-           'KernelELMClassifier']
+           'compute_kernel', 'encode_labels', 'decode_scores', 'TargetRegressorMixin', 'OneVsAllClassifierMixin',
+           'ELMRegressor', 'ELMClassifier', 'KernelELMRegressor', 'KernelELMClassifier']
 
 # %% ../nbs/02_core.ipynb #a05116be
 import math
@@ -311,10 +311,8 @@ class _ELMBase(BaseEstimator):
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         return self.hidden_layer_.transform(X) @ self.coef_
 
-class ELMRegressor(RegressorMixin, _ELMBase):
-    """Extreme learning machine regressor (Huang et al. 2006): random hidden layer + least squares.
-
-    `C=None` is the basic ELM (pseudo-inverse); a finite `C` the regularised ELM, (I/C + H'H)^-1 H'T."""
+class TargetRegressorMixin(RegressorMixin):
+    "`fit`/`predict` of a regressor whose model class provides `_fit_targets(X, T)` and `_decision(X)`."
     def fit(self, X, y):
         X, y = _validate_fit(self, X, y)
         return self._fit_targets(X, y)
@@ -328,12 +326,12 @@ class ELMRegressor(RegressorMixin, _ELMBase):
         tags.target_tags.single_output = True
         return tags
 
-class ELMClassifier(ClassifierMixin, _ELMBase):
-    "ELM classifier: regression on one-vs-all ±1 targets, the class of the largest output wins."
+class OneVsAllClassifierMixin(ClassifierMixin):
+    "`fit`/`decision_function`/`predict` on one-vs-all ±1 targets, for a model class with `_fit_targets`/`_decision`."
     def fit(self, X, y):
         X, y = _validate_fit(self, X, y, multi_output=False, y_numeric=False)
         T, classes = encode_labels(y)
-        self._fit_targets(X, T)
+        self._fit_targets(X, T)  # sets the fitted attributes last, so a failure leaves a fitted model as it was
         self.classes_ = classes
         return self
 
@@ -343,6 +341,14 @@ class ELMClassifier(ClassifierMixin, _ELMBase):
 
     def predict(self, X):
         return decode_scores(self.decision_function(X), self.classes_)
+
+class ELMRegressor(TargetRegressorMixin, _ELMBase):
+    """Extreme learning machine regressor (Huang et al. 2006): random hidden layer + least squares.
+
+    `C=None` is the basic ELM (pseudo-inverse); a finite `C` the regularised ELM, (I/C + H'H)^-1 H'T."""
+
+class ELMClassifier(OneVsAllClassifierMixin, _ELMBase):
+    "ELM classifier: regression on one-vs-all ±1 targets, the class of the largest output wins."
 
 # %% ../nbs/02_core.ipynb #dc633802
 class _KernelELMBase(BaseEstimator):
@@ -380,33 +386,8 @@ class _KernelELMBase(BaseEstimator):
         tags.input_tags.pairwise = self.kernel == 'precomputed'
         return tags
 
-class KernelELMRegressor(RegressorMixin, _KernelELMBase):
+class KernelELMRegressor(TargetRegressorMixin, _KernelELMBase):
     "Kernel ELM regressor: f(x) = k(x, X) (I/C + Omega)^-1 T (Huang et al. 2012)."
-    def fit(self, X, y):
-        X, y = _validate_fit(self, X, y)
-        return self._fit_targets(X, y)
 
-    def predict(self, X):
-        return self._decision(X)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        return tags
-
-class KernelELMClassifier(ClassifierMixin, _KernelELMBase):
+class KernelELMClassifier(OneVsAllClassifierMixin, _KernelELMBase):
     "Kernel ELM classifier on one-vs-all ±1 targets."
-    def fit(self, X, y):
-        X, y = _validate_fit(self, X, y, multi_output=False, y_numeric=False)
-        T, classes = encode_labels(y)
-        self._fit_targets(X, T)
-        self.classes_ = classes
-        return self
-
-    def decision_function(self, X):
-        scores = self._decision(X)
-        return scores.ravel() if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        return decode_scores(self.decision_function(X), self.classes_)
