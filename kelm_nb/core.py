@@ -174,16 +174,33 @@ def hidden_output(X, W, b, activation):
 class IllConditionedWarning(UserWarning):
     "The matrix of a regularised solve was not numerically positive definite: a slower fallback was used."
 
+def _restore_after_failed_potrf(F, diagonal):
+    "A failed lower Cholesky (potrf) of symmetric F overwrote part of its lower triangle and diagonal only: undo it."
+    for j in range(F.shape[0] - 1):
+        F[j + 1:, j] = F[j, j + 1:]
+    np.fill_diagonal(F, diagonal)
+
 def spd_solve(A, B, *, overwrite_a=False):
-    "Solve A X = B for symmetric positive (semi)definite A: Cholesky, with a warned fallback."
-    try:
-        factor = scipy.linalg.cho_factor(A, lower=True, overwrite_a=overwrite_a, check_finite=False)
-        return scipy.linalg.cho_solve(factor, B, check_finite=False)
-    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
-        pass
+    """Solve A X = B for symmetric positive (semi)definite A: Cholesky (LAPACK potrf), with a warned fallback.
+
+    With `overwrite_a=True` the factor is computed in A's memory (no copy); if the factorisation fails, A is
+    restored before the fallback solve, so the fallback sees the original matrix."""
+    A = np.asarray(A)
+    # a Fortran-ordered view of the (symmetric) matrix lets LAPACK work in place; otherwise factor a copy
+    F = A.T if A.flags.c_contiguous else A
+    if not (overwrite_a and F.flags.f_contiguous and F.flags.writeable):
+        F = np.array(A, order='F', dtype=np.result_type(A.dtype, np.float32))
+    diagonal = F.diagonal().copy()
+    potrf, = scipy.linalg.get_lapack_funcs(('potrf',), (F,))
+    factor, info = potrf(F, lower=True, overwrite_a=True, clean=False)
+    if info == 0:
+        return scipy.linalg.cho_solve((factor, True), B, check_finite=False)
+    if info < 0:
+        raise ValueError(f"LAPACK potrf rejected argument {-info} (matrix of shape {A.shape}, dtype {A.dtype})")
+    _restore_after_failed_potrf(F, diagonal)
     warnings.warn("matrix not numerically positive definite (increase regularisation, i.e. lower C); "
                   "falling back to a least-squares solve", IllConditionedWarning, stacklevel=2)
-    return scipy.linalg.lstsq(A, B, lapack_driver='gelsd', check_finite=False)[0]
+    return scipy.linalg.lstsq(F, B, lapack_driver='gelsd', check_finite=False)[0]
 
 def _add_to_diagonal(A, value):
     A.flat[::A.shape[0] + 1] += value

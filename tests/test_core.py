@@ -121,3 +121,18 @@ def test_kernel_ridge_solve_does_not_modify_input():
     A = rng.normal(size=(20, 20)); K = A @ A.T; K0 = K.copy()
     kernel_ridge_solve(K, np.ones(20), 1.0)
     np.testing.assert_array_equal(K, K0)
+
+
+@pytest.mark.parametrize('dtype', [np.float64, np.float32])
+@pytest.mark.parametrize('overwrite', [False, True])
+def test_spd_solve_fallback_sees_the_original_matrix(dtype, overwrite):
+    "A failed in-place Cholesky must not leave a half-overwritten matrix to the least-squares fallback."
+    from kelm_nb.core import IllConditionedWarning, spd_solve
+    rng = np.random.default_rng(8)
+    M = rng.normal(size=(40, 40)); A = (M + M.T).astype(dtype); B = rng.normal(size=40).astype(dtype)
+    work = A.copy()
+    with pytest.warns(IllConditionedWarning):
+        x = spd_solve(work, B, overwrite_a=overwrite)
+    np.testing.assert_array_equal(work, A)
+    tol = 1e-8 if dtype == np.float64 else 2e-2
+    np.testing.assert_allclose(x, np.linalg.lstsq(A.astype(float), B.astype(float), rcond=None)[0], rtol=tol, atol=tol)
