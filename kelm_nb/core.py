@@ -5,10 +5,11 @@
 # %% auto #0
 __all__ = ['ACTIVATIONS', 'KERNELS', 'check_positive', 'check_array_2d', 'RandomHiddenLayer', 'hidden_output',
            'IllConditionedWarning', 'spd_solve', 'ridge_solve', 'kernel_ridge_solve', 'register_kernel',
-           'compute_kernel', 'encode_labels', 'decode_scores', 'TargetRegressorMixin', 'OneVsAllClassifierMixin',
-           'ELMRegressor', 'ELMClassifier', 'KernelELMRegressor', 'KernelELMClassifier']
+           'compute_kernel', 'encode_labels', 'decode_scores', 'keep_state_on_error', 'TargetRegressorMixin',
+           'OneVsAllClassifierMixin', 'ELMRegressor', 'ELMClassifier', 'KernelELMRegressor', 'KernelELMClassifier']
 
 # %% ../nbs/02_core.ipynb #a05116be
+import functools
 import math
 import numbers
 import warnings
@@ -202,6 +203,11 @@ def spd_solve(A, B, *, overwrite_a=False):
                   "falling back to a least-squares solve", IllConditionedWarning, stacklevel=2)
     return scipy.linalg.lstsq(F, B, lapack_driver='gelsd', check_finite=False)[0]
 
+def _check_finite(a, name):
+    "The LAPACK calls below skip scipy's finiteness checks: check once here, naming the argument."
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} contains NaN or infinity (an overflowing activation, e.g. 'exp' on unscaled inputs?)")
+
 def _add_to_diagonal(A, value):
     A.flat[::A.shape[0] + 1] += value
     return A
@@ -213,6 +219,7 @@ def ridge_solve(H, T, C, *, form='auto'):
     `form='auto'` uses the primal (L x L) system when N >= L and the dual (N x N) one otherwise."""
     if form not in ('auto', 'primal', 'dual'):
         raise ValueError(f"form must be 'auto', 'primal' or 'dual', got {form!r}")
+    _check_finite(H, 'H'); _check_finite(T, 'T')
     if C is None:
         return scipy.linalg.lstsq(H, T, lapack_driver='gelsd', check_finite=False)[0]
     check_positive(C, 'C')
@@ -226,6 +233,7 @@ def ridge_solve(H, T, C, *, form='auto'):
 def kernel_ridge_solve(K, T, C, *, overwrite_k=False):
     "Dual coefficients (K + I/C)^{-1} T of kernel ELM (Huang et al. 2012), through `spd_solve`."
     check_positive(C, 'C')
+    _check_finite(K, 'K'); _check_finite(T, 'T')
     A = K if overwrite_k else K.copy()
     return spd_solve(_add_to_diagonal(A, 1.0 / C), T, overwrite_a=True)
 
@@ -328,8 +336,22 @@ class _ELMBase(BaseEstimator):
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         return self.hidden_layer_.transform(X) @ self.coef_
 
+def keep_state_on_error(method):
+    "Decorate `fit`-like methods: on any exception, put the estimator's attributes back as they were."
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        saved = dict(self.__dict__)  # validate_data resets n_features_in_ before the fit can fail
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+    return wrapper
+
 class TargetRegressorMixin(RegressorMixin):
     "`fit`/`predict` of a regressor whose model class provides `_fit_targets(X, T)` and `_decision(X)`."
+    @keep_state_on_error
     def fit(self, X, y):
         X, y = _validate_fit(self, X, y)
         return self._fit_targets(X, y)
@@ -345,10 +367,11 @@ class TargetRegressorMixin(RegressorMixin):
 
 class OneVsAllClassifierMixin(ClassifierMixin):
     "`fit`/`decision_function`/`predict` on one-vs-all ±1 targets, for a model class with `_fit_targets`/`_decision`."
+    @keep_state_on_error
     def fit(self, X, y):
         X, y = _validate_fit(self, X, y, multi_output=False, y_numeric=False)
         T, classes = encode_labels(y)
-        self._fit_targets(X, T)  # sets the fitted attributes last, so a failure leaves a fitted model as it was
+        self._fit_targets(X, T)
         self.classes_ = classes
         return self
 

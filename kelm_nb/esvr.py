@@ -25,10 +25,10 @@ def augment(H):
     return np.hstack([H, -np.ones((H.shape[0], 1), dtype=H.dtype)])
 
 # %% ../nbs/04_esvr.ipynb #3b2da247
-def _check_system(H, T, nu):
-    "Validate the inputs of the closed-form solvers; returns float64 `H`, `T` and `nu`."
+def _check_system(H, T, nu, nu_name='nu'):
+    "Validate the inputs of the closed-form solvers; returns float64 `H`, `T` and `nu` (named `nu_name` in errors)."
     H = np.asarray(check_array_2d(H, 'H'), dtype=np.float64)
-    nu = float(check_positive(nu, 'nu'))
+    nu = float(check_positive(nu, nu_name))
     T = np.asarray(T)
     if T.dtype.kind not in 'biuf': raise TypeError(f"T must be numeric, got dtype {T.dtype}")
     T = T.astype(np.float64, copy=False)
@@ -83,7 +83,7 @@ def lssvr_solve(K, T, gamma_reg):
     "LS-SVR dual `(alpha, b)` of $[[0, e^T], [e, K+I/\\gamma]]\\,[b; \\alpha]=[0; T]$ via one `kernel_ridge_solve` with right-hand sides $[T, e]$."
     K = check_array_2d(K, 'K')
     if K.shape[0] != K.shape[1]: raise ValueError(f"K must be a square Gram matrix, got shape {K.shape}")
-    _, T, gamma_reg = _check_system(K, T, gamma_reg)
+    _, T, gamma_reg = _check_system(K, T, gamma_reg, 'gamma_reg')
     one_d = T.ndim == 1
     T2 = T[:, None] if one_d else T
     Z = kernel_ridge_solve(np.asarray(K, dtype=np.float64), np.column_stack([T2, np.ones(K.shape[0])]), gamma_reg)

@@ -9,7 +9,6 @@ __all__ = ['NB_KERNELS', 'TABLE_III', 'PAPER_RESULTS', 'PAPER_CONFUSION_WDBC', '
            'reproduce', 'plot_precision_recall']
 
 # %% ../nbs/07_kos_elm.ipynb #e614c09e
-import functools
 import math
 import numbers
 import os
@@ -22,14 +21,19 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .core import (RandomHiddenLayer, check_positive, compute_kernel, decode_scores, encode_labels,
+from .core import (RandomHiddenLayer, check_positive, keep_state_on_error, compute_kernel, decode_scores, encode_labels,
                           kernel_ridge_solve, ridge_solve, _check_lengths, _check_shape_2d)
 
 # %% ../nbs/07_kos_elm.ipynb #2acb03a8
+def _finite_float64(a, name):
+    a = np.asarray(a, dtype=np.float64)
+    if not np.all(np.isfinite(a)): raise ValueError(f"{name} contains NaN or infinity")
+    return a
+
 def oselm_init(H, T, C=None):
     """OS-ELM start (eq. 5-6): P = (H'H + I/C)^-1 and beta = P H'T; `C=None` is the paper's unregularised eq. 5."""
-    H = np.asarray(H, dtype=np.float64)
-    T = np.asarray(T, dtype=np.float64)
+    H, T = _finite_float64(H, 'H'), _finite_float64(T, 'T')
+    check_positive(C, 'C', allow_none=True)
     A = H.T @ H
     if C is not None:
         A.flat[::A.shape[0] + 1] += 1.0 / C
@@ -294,19 +298,6 @@ def fb_krls_batch(X, Y, D, Q, alpha, Yd, idx, m, start, budget, C, kid, gamma, d
     return m
 
 # %% ../nbs/07_kos_elm.ipynb #8469568f
-def _restore_on_error(method):
-    "Run `method`; on any exception put the estimator's attributes back as they were."
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        saved = dict(self.__dict__)
-        try:
-            return method(self, *args, **kwargs)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
-    return wrapper
-
 def _validate_batch(est, X, y, first, y_numeric=True):
     "Validated (X float, y) of a training batch; `first` resets n_features_in_ (and feature names)."
     _check_shape_2d(X, 'X')
@@ -393,7 +384,7 @@ class OSELMRegressor(RegressorMixin, _OSELMBase):
 
     `fit` streams X as a first batch of `initial_size` rows then chunks of `chunk_size`; `partial_fit` continues
     the stream. `C=None` is the paper's unregularised eq. 5 (first batch needs >= n_hidden samples)."""
-    @_restore_on_error
+    @keep_state_on_error
     def fit(self, X, y):
         self._check_params()
         X, y = _validate_batch(self, X, y, True)
@@ -402,7 +393,7 @@ class OSELMRegressor(RegressorMixin, _OSELMBase):
         self._commit(*self._stream(X, Y, True), len(X), True)
         return self
 
-    @_restore_on_error
+    @keep_state_on_error
     def partial_fit(self, X, y):
         "Fold the batch (X, y) into the model (the first call starts it, eq. 5-6; later ones apply eq. 7-8)."
         self._check_params()
@@ -429,7 +420,7 @@ class OSELMRegressor(RegressorMixin, _OSELMBase):
 
 class OSELMClassifier(ClassifierMixin, _OSELMBase):
     "OS-ELM classifier on one-vs-all ±1 targets; `partial_fit` needs `classes=` on its first call."
-    @_restore_on_error
+    @keep_state_on_error
     def fit(self, X, y):
         self._check_params()
         X, y = _validate_batch(self, X, y, True, y_numeric=False)
@@ -439,7 +430,7 @@ class OSELMClassifier(ClassifierMixin, _OSELMBase):
         self.classes_ = classes
         return self
 
-    @_restore_on_error
+    @keep_state_on_error
     def partial_fit(self, X, y, classes=None):
         "Fold the batch (X, y) in; `classes` (every label of the stream) is required on the first call."
         self._check_params()
@@ -593,7 +584,7 @@ class KOSELMRegressor(RegressorMixin, _KOSELMBase):
     dis^2 (eq. 11) > `ald_threshold` (Engel et al.'s ALD-KRLS with the regulariser in P; `budget` optionally caps
     the dictionary); `'fb'` keeps at most `budget` elements (Van Vaerenbergh et al.'s fixed-budget KRLS).
     Kernels: 'rbf' exp(-gamma ||x-z||^2), 'laplacian' exp(-gamma ||x-z||), 'poly', 'linear'; gamma=None -> 1/n_features."""
-    @_restore_on_error
+    @keep_state_on_error
     def fit(self, X, y):
         self._check_params()
         X, y = _validate_batch(self, X, y, True)
@@ -601,7 +592,7 @@ class KOSELMRegressor(RegressorMixin, _KOSELMBase):
         self._commit(*self._stream(X, _targets_2d(y), True))
         return self
 
-    @_restore_on_error
+    @keep_state_on_error
     def partial_fit(self, X, y):
         "Continue the stream with the batch (X, y); the first call starts the model."
         self._check_params()
@@ -626,7 +617,7 @@ class KOSELMRegressor(RegressorMixin, _KOSELMBase):
 
 class KOSELMClassifier(ClassifierMixin, _KOSELMBase):
     "KOS-ELM classifier on one-vs-all ±1 targets (binary: one output); `partial_fit` needs `classes=` first."
-    @_restore_on_error
+    @keep_state_on_error
     def fit(self, X, y):
         self._check_params()
         X, y = _validate_batch(self, X, y, True, y_numeric=False)
@@ -636,7 +627,7 @@ class KOSELMClassifier(ClassifierMixin, _KOSELMBase):
         self.classes_ = classes
         return self
 
-    @_restore_on_error
+    @keep_state_on_error
     def partial_fit(self, X, y, classes=None):
         "Continue the stream with (X, y); `classes` (every label of the stream) is required on the first call."
         self._check_params()

@@ -17,8 +17,8 @@ from numba import njit, prange
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
-from .core import (KERNELS, compute_kernel, encode_labels, decode_scores, check_positive, check_array_2d,
-                          _validate_fit, _check_shape_2d)
+from .core import (KERNELS, OneVsAllClassifierMixin, TargetRegressorMixin, compute_kernel, encode_labels,
+                          decode_scores, check_positive, check_array_2d, _check_shape_2d)
 from .kernels import normalize_kernel
 
 # %% ../nbs/06_mkl.ipynb #ed73a72d
@@ -477,38 +477,13 @@ class _MKLELMBase(BaseEstimator):
         K = sum(self.kernel_weights_[k] * M for k, M in zip(active, Kx))
         return K @ self.dual_coef_
 
-class MKLELMRegressor(RegressorMixin, _MKLELMBase):
+class MKLELMRegressor(TargetRegressorMixin, _MKLELMBase):
     """Multiple-kernel ELM regressor: f(x) = sum_k theta_k k_k(x, X) A, theta learned by SILP (or QCQP).
 
     `kernels`: 'paper' or a list of names / callables / (kernel, params); `learn_C=True` learns C (mu_0 = 1/C)."""
-    def fit(self, X, y):
-        X, y = _validate_fit(self, X, y)
-        return self._fit_targets(X, np.asarray(y, dtype=np.float64))
 
-    def predict(self, X):
-        return self._decision(X)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        return tags
-
-class MKLELMClassifier(ClassifierMixin, _MKLELMBase):
+class MKLELMClassifier(OneVsAllClassifierMixin, _MKLELMBase):
     """Multiple-kernel ELM classifier (Li, Mao & Jiang 2014): one-vs-all ±1 targets sharing one kernel combination."""
-    def fit(self, X, y):
-        X, y = _validate_fit(self, X, y, multi_output=False, y_numeric=False)
-        T, classes = encode_labels(y)
-        self._fit_targets(X, T)
-        self.classes_ = classes
-        return self
-
-    def decision_function(self, X):
-        scores = self._decision(X)
-        return scores.ravel() if scores.ndim == 2 and scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        return decode_scores(self.decision_function(X), self.classes_)
 
 # %% ../nbs/06_mkl.ipynb #72c6bad9
 _PAPER_T1 = {'banana': (400, 4900), 'breast_cancer': (200, 77), 'titanic': (150, 2051), 'heart_statlog': (170, 100),

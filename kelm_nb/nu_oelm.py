@@ -21,7 +21,7 @@ from sklearn.preprocessing import MinMaxScaler
 from sklearn.svm import SVC, NuSVC
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .core import (KERNELS, RandomHiddenLayer, check_positive, compute_kernel, decode_scores, encode_labels,
+from .core import (KERNELS, RandomHiddenLayer, keep_state_on_error, check_positive, compute_kernel, decode_scores, encode_labels,
                           _check_shape_2d, _validate_fit)
 from .experiments import ReproductionTable, paired_ttest
 import kelm_nb.kernels  # noqa: F401  (registers the 'asymptotic' kernel; the package __init__ does too)
@@ -536,6 +536,7 @@ class _OELMBase(ClassifierMixin, BaseEstimator):
             return layer.transform(X) @ layer.transform(Z).T
         return np.asarray(compute_kernel(X, Z, self.kernel, self.gamma, kernel_params=self.kernel_params), dtype=np.float64)
 
+    @keep_state_on_error
     def fit(self, X, y):
         "Solve one dual QP per one-vs-rest column; a failed fit leaves a fitted model untouched."
         X, y = _validate_fit(self, X, y, multi_output=False, y_numeric=False)
