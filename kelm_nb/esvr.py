@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import KFold
 from sklearn.svm import SVR
 from sklearn.utils.validation import check_is_fitted, validate_data
-from .core import (RandomHiddenLayer, ELMRegressor, check_positive, check_array_2d, spd_solve,
+from .core import (RandomHiddenLayer, ELMRegressor, keep_state_on_error, _validate_fit, check_positive, check_array_2d, spd_solve,
                           ridge_solve, kernel_ridge_solve, compute_kernel)
 from .experiments import ReproductionTable, grid_search, rmse
 
@@ -93,24 +93,6 @@ def lssvr_solve(K, T, gamma_reg):
     return (alpha[:, 0], float(b[0])) if one_d else (alpha, b)
 
 # %% ../nbs/04_esvr.ipynb #ca946754
-class _KeepOnFailure:
-    "Restore an estimator's attributes if `fit` raises, so a failed fit leaves a fitted model untouched."
-    def __init__(self, est): self.est = est
-    def __enter__(self): self.state = dict(self.est.__dict__)
-    def __exit__(self, kind, value, tb):
-        if kind is not None:
-            self.est.__dict__.clear(); self.est.__dict__.update(self.state)
-        return False
-
-def _validate_xy(est, X, y):
-    "Validate a training pair (errors name X or y) and set `n_features_in_`."
-    if y is None: raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None")
-    n_x = check_array_2d(X, 'X').shape[0]
-    y_shape = np.asarray(y).shape
-    n_y = y_shape[0] if y_shape else 0
-    if n_x != n_y: raise ValueError(f"X and y have different numbers of samples: {n_x} != {n_y}")
-    return validate_data(est, X, y, dtype=[np.float64, np.float32], multi_output=True, y_numeric=True)
-
 class ESVR(RegressorMixin, BaseEstimator):
     """Extreme support vector regression (Zhu, Miao & Qing): a regularised least-squares fit of $[w; r]$ on
     $E_\\Phi=[\\Phi(A), -e]$ with penalty $\\|[w; r]\\|^2/\\nu$ (eq. 7), solved by eq. 8 or eq. 9.
@@ -126,24 +108,24 @@ class ESVR(RegressorMixin, BaseEstimator):
         return RandomHiddenLayer(self.n_hidden, self.activation, self.distribution, self.weight_range,
                                  self.bias_range, self.weight_scale, self.bias_scale, self.random_state)
 
+    @keep_state_on_error
     def fit(self, X, y):
         "Draw the hidden layer and compute $[w; r]$; sets `hidden_layer_` (None if linear), `w_`, `r_`, `solver_`."
         nu = float(check_positive(self.nu, 'nu'))
         check_positive(self.n_hidden, 'n_hidden', allow_none=True, integer=True)
         if self.solver not in ('auto', 'primal', 'dual'):
             raise ValueError(f"solver must be 'auto', 'primal' or 'dual', got {self.solver!r}")
-        with _KeepOnFailure(self):
-            X, y = _validate_xy(self, X, y)
-            T = np.asarray(y, dtype=np.float64)
-            m = X.shape[0]
-            layer = None if self.n_hidden is None else self._layer().fit(X)
-            p = X.shape[1] if layer is None else self.n_hidden
-            form = self.solver if self.solver != 'auto' else ('dual' if m < p + 1 else 'primal')
-            if layer is not None and form == 'primal':                     # eq. 9 from blocks of H, no [H, -e] copy
-                u = _esvr_primal_blocks(layer.transform, X, T, nu, block=max(_BLOCK_ROWS, _BLOCK_ELEMENTS // p))
-            else:
-                H = X if layer is None else layer.transform(X)
-                u = esvr_primal(H, T, nu) if form == 'primal' else esvr_dual(H, T, nu)
+        X, y = _validate_fit(self, X, y)
+        T = np.asarray(y, dtype=np.float64)
+        m = X.shape[0]
+        layer = None if self.n_hidden is None else self._layer().fit(X)
+        p = X.shape[1] if layer is None else self.n_hidden
+        form = self.solver if self.solver != 'auto' else ('dual' if m < p + 1 else 'primal')
+        if layer is not None and form == 'primal':                     # eq. 9 from blocks of H, no [H, -e] copy
+            u = _esvr_primal_blocks(layer.transform, X, T, nu, block=max(_BLOCK_ROWS, _BLOCK_ELEMENTS // p))
+        else:
+            H = X if layer is None else layer.transform(X)
+            u = esvr_primal(H, T, nu) if form == 'primal' else esvr_dual(H, T, nu)
         self.hidden_layer_, self.w_, self.r_, self.solver_ = layer, u[:-1], u[-1], form
         return self
 
@@ -176,12 +158,12 @@ class LSSVR(RegressorMixin, BaseEstimator):
     def _kernel(self, X, Z):
         return compute_kernel(X, Z, self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
 
+    @keep_state_on_error
     def fit(self, X, y):
         "Solve the bordered LS-SVR system; sets `dual_coef_` (alpha), `intercept_` (b) and `X_fit_`."
         check_positive(self.gamma_reg, 'gamma_reg')
-        with _KeepOnFailure(self):
-            X, y = _validate_xy(self, X, y)
-            alpha, b = lssvr_solve(self._kernel(X, X), y, self.gamma_reg)
+        X, y = _validate_fit(self, X, y)
+        alpha, b = lssvr_solve(self._kernel(X, X), y, self.gamma_reg)
         self.dual_coef_, self.intercept_, self.X_fit_ = alpha, b, X
         return self
 

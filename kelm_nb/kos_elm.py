@@ -379,7 +379,19 @@ class _OSELMBase(BaseEstimator):
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         return self.hidden_layer_.transform(X).astype(np.float64, copy=False) @ self._beta
 
-class OSELMRegressor(RegressorMixin, _OSELMBase):
+class _StreamRegressorMixin(RegressorMixin):
+    "`predict` and the multi-output tags shared by the streaming regressors (outputs 1-D when y was)."
+    def predict(self, X):
+        out = self._decision(X)
+        return out[:, 0] if self._y_1d else out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = True
+        return tags
+
+class OSELMRegressor(_StreamRegressorMixin, _OSELMBase):
     """OS-ELM (Liang et al. 2006; KOS-ELM paper eq. 5-8) with the regularised start P = (H'H + I/C)^-1.
 
     `fit` streams X as a first batch of `initial_size` rows then chunks of `chunk_size`; `partial_fit` continues
@@ -408,15 +420,6 @@ class OSELMRegressor(RegressorMixin, _OSELMBase):
         self._commit(*self._stream(X, Y, first), len(X), first)
         return self
 
-    def predict(self, X):
-        out = self._decision(X)
-        return out[:, 0] if self._y_1d else out
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        return tags
 
 class OSELMClassifier(ClassifierMixin, _OSELMBase):
     "OS-ELM classifier on one-vs-all ±1 targets; `partial_fit` needs `classes=` on its first call."
@@ -577,7 +580,7 @@ class _KOSELMBase(BaseEstimator):
         K = compute_kernel(X, self.dictionary_, self.kernel, self.gamma_, self.degree, self.coef0)
         return np.asarray(K, dtype=np.float64) @ alpha
 
-class KOSELMRegressor(RegressorMixin, _KOSELMBase):
+class KOSELMRegressor(_StreamRegressorMixin, _KOSELMBase):
     """KOS-ELM regressor (Scardapane et al. 2015): kernel RLS as an online kernel ELM.
 
     `sparsification=None` is Table I (equals batch kernel ELM on everything seen); `'ald'` admits a sample when
@@ -605,15 +608,6 @@ class KOSELMRegressor(RegressorMixin, _KOSELMBase):
         self._commit(*self._stream(X, _targets_2d(y), first))
         return self
 
-    def predict(self, X):
-        out = self._decision(X)
-        return out[:, 0] if self._y_1d else out
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        return tags
 
 class KOSELMClassifier(ClassifierMixin, _KOSELMBase):
     "KOS-ELM classifier on one-vs-all ±1 targets (binary: one output); `partial_fit` needs `classes=` first."
