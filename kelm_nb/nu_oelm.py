@@ -67,13 +67,8 @@ def _chol_delete(Lf, s, pos):
 
 
 @njit(cache=True)
-def _chol_solve(Lf, s, b, out):
-    "Solve (L Lᵀ) x = b for the leading s×s factor; b is not modified."
-    for i in range(s):
-        v = b[i]
-        for k in range(i):
-            v -= Lf[i, k] * out[k]
-        out[i] = v / Lf[i, i]
+def _back_substitute(Lf, s, out):
+    "Solve Lᵀ x = out in place for the leading s×s factor."
     for i in range(s - 1, -1, -1):
         out[i] /= Lf[i, i]
         xi = out[i]
@@ -82,15 +77,22 @@ def _chol_solve(Lf, s, b, out):
 
 
 @njit(cache=True)
+def _chol_solve(Lf, s, b, out):
+    "Solve (L Lᵀ) x = b for the leading s×s factor; b is not modified."
+    for i in range(s):
+        v = b[i]
+        for k in range(i):
+            v -= Lf[i, k] * out[k]
+        out[i] = v / Lf[i, i]
+    _back_substitute(Lf, s, out)
+
+
+@njit(cache=True)
 def _back_solve(Lf, s, y, out):
     "Solve Lᵀ x = y (y = row already forward-solved)."
     for i in range(s):
         out[i] = y[i]
-    for i in range(s - 1, -1, -1):
-        out[i] /= Lf[i, i]
-        xi = out[i]
-        for k in range(i):
-            out[k] -= Lf[i, k] * xi
+    _back_substitute(Lf, s, out)
 
 
 @njit(cache=True)
