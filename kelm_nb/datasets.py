@@ -15,6 +15,7 @@ from importlib import resources
 import numpy as np
 from numba import njit
 from sklearn.utils import check_random_state
+from tabulate import tabulate
 
 # %% auto #0
 __all__ = ['DATASETS', 'GENERATORS', 'DatasetList', 'list_datasets', 'load_dataset', 'mackey_glass', 'mackey_glass_embedding',
@@ -24,7 +25,8 @@ __all__ = ['DATASETS', 'GENERATORS', 'DatasetList', 'list_datasets', 'load_datas
 _UCI, _STATLIB, _IDA = 'UCI', 'StatLib (Weka numeric collection)', 'IDA benchmark (G. Rätsch)'
 _CATALOGUE = [
     # name, rows, features, target, task, source, used_by
-    ('cpu', 209, 6, 'relative performance', 'regression', _STATLIB, 'Frénay & Verleysen 2011 (CPU, Table 2)'),
+    ('cpu', 209, 6, 'published relative performance (PRP)', 'regression', _UCI,
+     'Frénay & Verleysen 2011 (CPU, Table 2)'),
     ('abalone', 4177, 8, 'rings', 'regression', _UCI, 'Frénay 2011 (Table 3); Zhu et al. ESVR (Table 3)'),
     ('housing', 506, 13, 'median value', 'regression', _STATLIB, 'Zhu et al. ESVR (Housing)'),
     ('basketball', 96, 4, 'points per minute', 'regression', _STATLIB, 'ESVR (Basketball)'),
@@ -34,6 +36,8 @@ _CATALOGUE = [
     ('bodyfat', 252, 14, 'body fat', 'regression', _STATLIB, 'ESVR (Bodyfat)'),
     ('calhousing', 20433, 8, 'median house value', 'regression', 'StatLib (cal_housing)',
      'Scardapane et al. KOS-ELM (Calhousing, Table VI)'),
+    ('cleveland', 297, 13, 'heart disease severity 0-4 (as a number)', 'regression', _STATLIB, 'ESVR (Cleveland)'),
+    ('quake', 2178, 3, 'earthquake magnitude', 'regression', _STATLIB, 'ESVR (Quake)'),
     ('sonar', 208, 60, '2 classes', 'binary', _UCI, 'Ding et al. nu-OELM (Table 4)'),
     ('ionosphere', 351, 33, '2 classes', 'binary', _UCI, 'nu-OELM (Table 4)'),
     ('heart_statlog', 270, 13, '2 classes', 'binary', _IDA, 'nu-OELM (Heart); Li et al. MKL-ELM (Heart)'),
@@ -45,6 +49,11 @@ _CATALOGUE = [
     ('titanic', 2201, 3, '2 classes', 'binary', _IDA, 'MKL-ELM (Titanic)'),
     ('breast_cancer', 277, 9, '2 classes', 'binary', _IDA, 'MKL-ELM (Breast cancer)'),
     ('flare_solar', 1066, 9, '2 classes', 'binary', _IDA, 'MKL-ELM (Flare solar)'),
+    ('german', 1000, 20, '2 classes', 'binary', _IDA, 'MKL-ELM (German, Table 2)'),
+    ('image', 2310, 18, '2 classes', 'binary', _IDA, 'MKL-ELM (Image, Table 2)'),
+    ('twonorm', 7400, 20, '2 classes', 'binary', _IDA, 'MKL-ELM (Twonorm, Table 2)'),
+    ('waveform', 5000, 21, '2 classes', 'binary', _IDA, 'MKL-ELM (Waveform, Table 2)'),
+    ('splice', 3175, 60, '2 classes', 'binary', _IDA, 'MKL-ELM (Splice, Table 2)'),
     ('statlog', 6435, 36, '6 classes', 'multi-class', _UCI, 'multi-class checks (Landsat satellite)'),
     ('balance', 625, 4, '3 classes', 'multi-class', _UCI, 'multi-class checks (balance scale)'),
     ('wdbc', 569, 30, '2 classes', 'binary', 'UCI via sklearn.datasets.load_breast_cancer',
@@ -61,21 +70,13 @@ GENERATORS = {
 }
 
 class DatasetList(list):
-    "A list of dicts (one per data set) that prints as a table and renders as HTML in a notebook."
+    "A list of dicts (one per data set) that prints as a table (tabulate) and renders as HTML in a notebook."
     _cols = ('name', 'rows', 'features', 'task', 'source', 'used_by')
-    def _lines(self):
-        rows = [[str(d.get(c, '')) for c in self._cols] for d in self]
-        w = [max(len(x) for x in col) for col in zip(self._cols, *rows)]
-        f = lambda r: '  '.join(x.ljust(k) for x, k in zip(r, w)).rstrip()
-        return [f(self._cols), '  '.join('-' * k for k in w)] + [f(r) for r in rows]
-    def __str__(self): return '\n'.join(self._lines())
+    def _table(self, fmt):
+        return tabulate([[d.get(c, '') for c in self._cols] for d in self], headers=self._cols, tablefmt=fmt)
+    def __str__(self): return self._table('simple')
     def __repr__(self): return str(self)
-    def _repr_html_(self):
-        import html
-        th = ''.join(f'<th>{c}</th>' for c in self._cols)
-        tr = ''.join('<tr>' + ''.join(f'<td>{html.escape(str(d.get(c, "")))}</td>' for c in self._cols) + '</tr>'
-                     for d in self)
-        return f'<table><thead><tr>{th}</tr></thead><tbody>{tr}</tbody></table>'
+    def _repr_html_(self): return self._table('html')
 
 def list_datasets(task=None):
     "The data sets `load_dataset` knows (bundled files + 'wdbc'), as a `DatasetList` of dicts; filter by `task`."

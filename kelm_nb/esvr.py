@@ -16,7 +16,8 @@ from sklearn.svm import SVR
 from sklearn.utils.validation import check_is_fitted, validate_data
 from .core import (RandomHiddenLayer, ELMRegressor, keep_state_on_error, _validate_fit, check_positive, check_array_2d, spd_solve,
                           ridge_solve, kernel_ridge_solve, compute_kernel)
-from .experiments import ReproductionTable, grid_search, rmse
+from .experiments import ReproductionTable, grid_search
+from sklearn.metrics import root_mean_squared_error as rmse
 
 # %% ../nbs/04_esvr.ipynb #6a84a769
 def augment(H):

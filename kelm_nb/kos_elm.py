@@ -697,7 +697,8 @@ def load_paper_dataset(dataset, n=None, random_state=0):
 def _fold(models, X, y, train, test, classification):
     "Fit every model on one fold: inputs min-max scaled on the training part; returns per-method records."
     from sklearn.preprocessing import MinMaxScaler
-    from kelm_nb.experiments import mcc, nrmse
+    from kelm_nb.experiments import nrmse
+    from sklearn.metrics import matthews_corrcoef as mcc
     scaler = MinMaxScaler().fit(X[train])
     Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
     ytr, yte = y[train], y[test]
