@@ -22,7 +22,9 @@ py_versions = '3.10 3.11 3.12 3.13'.split()
 requirements = shlex.split(cfg.get('requirements', ''))
 min_python = cfg['min_python']
 lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
-dev_requirements = shlex.split(cfg.get('dev_requirements', ''))
+extras = {name: shlex.split(cfg.get(f'{name}_requirements', '')) for name in ('reference', 'dask', 'river')}
+# the dev extra brings every optional part, so that the whole test suite runs
+extras['dev'] = shlex.split(cfg.get('dev_requirements', '')) + [r for name in extras for r in extras[name]]
 
 setuptools.setup(
     name = cfg['lib_name'],
@@ -37,7 +39,7 @@ setuptools.setup(
     include_package_data = True,
     package_data = {'kelm_nb': ['data/*.csv.gz', 'data/*.md']},
     install_requires = requirements,
-    extras_require={ 'dev': dev_requirements },
+    extras_require=extras,
     dependency_links = cfg.get('dep_links','').split(),
     python_requires  = '>=' + cfg['min_python'],
     long_description = open('README.md', encoding='utf-8').read(),

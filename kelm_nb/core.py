@@ -609,10 +609,11 @@ def _validate_fit(est, X, y, *, multi_output=True, y_numeric=True):
     if y is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None")
     _check_lengths(X, y)
-    if y_numeric:
-        kind = np.asarray(y).dtype.kind
-        if kind not in 'biuf':
-            raise ValueError(f"y must be numeric for a regressor, got dtype {np.asarray(y).dtype}")
+    if y_numeric and np.asarray(y).dtype.kind in 'OSU':   # say so plainly, before NumPy's "ufunc 'isfinite'..."
+        try:
+            np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"y must be numeric for a regressor, got values such as {np.asarray(y).ravel()[:3]!r}") from None
     return validate_data(est, X, y, dtype=np.float64, multi_output=multi_output, y_numeric=y_numeric)
 
 def _validate_predict(est, X):

@@ -46,14 +46,15 @@ def test_rbf_nodes(dtype):
 
 
 def test_block_accumulation_matches_direct_solve(monkeypatch):
-    "Tall problems accumulate H'H by blocks; the result must equal the one-shot ridge solution."
+    "Tall problems accumulate H'H by blocks; the result must equal the one-shot ridge solution on the whole H."
     import kelm_nb.core as core
+    from kelm_nb.core import ridge_solve
     rng = np.random.default_rng(2)
     X, y = rng.normal(size=(1000, 5)), rng.normal(size=1000)
-    direct = ELMRegressor(40, C=5.0, random_state=0).fit(X, y).coef_
-    monkeypatch.setattr(core, '_BLOCK_ROWS', 128)
-    blocked = ELMRegressor(40, C=5.0, random_state=0).fit(X, y).coef_
-    np.testing.assert_allclose(blocked, direct, rtol=1e-9, atol=1e-12)
+    monkeypatch.setattr(core, 'block_rows', lambda width, max_bytes=0: 128)   # 8 blocks
+    est = ELMRegressor(40, C=5.0, fit_intercept=False, random_state=0).fit(X, y)
+    direct = ridge_solve(est.hidden_layer_.transform(X), y, 5.0)
+    np.testing.assert_allclose(est.coef_, direct, rtol=1e-9, atol=1e-12)
 
 
 def test_multi_output_regression():
