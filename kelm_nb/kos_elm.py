@@ -6,7 +6,7 @@
 __all__ = ['KERNEL_IDS', 'DEFAULT_BUDGET', 'ALD_FLOOR', 'oselm_init', 'oselm_update', 'oselm_coef', 'OSELMRegressor',
            'OSELMClassifier', 'KOSELMRegressor', 'KOSELMClassifier', 'prequential_errors']
 
-# %% ../nbs/07_kos_elm.ipynb #f8aaf1ec
+# %% ../nbs/07_kos_elm.ipynb #25b407f7
 import math
 import warnings
 from numbers import Integral, Real
@@ -15,6 +15,7 @@ import numpy as np
 import scipy.linalg
 from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -24,8 +25,8 @@ from .core import (ACTIVATIONS, IllConditionedWarning, RandomHiddenLayer, block_
                           _check_lengths, _check_shape_2d, _validate_fit)
 
 
-# %% ../nbs/07_kos_elm.ipynb #74f59d6a
-_FM = {'reassoc', 'contract', 'nsz'}   # reorder sums so numba vectorises the dot products; no NaN/inf assumptions
+# %% ../nbs/07_kos_elm.ipynb #4b9c2738
+_FM = {'reassoc', 'contract', 'nsz'}   # reorder sums so that numba vectorises dot products; keep NaN/inf semantics
 
 
 @njit(cache=True, fastmath=_FM)
@@ -60,7 +61,7 @@ def _givens_append(R, B, H, T):
                 t[o] = c * b - s * a
 
 
-# %% ../nbs/07_kos_elm.ipynb #d98544e5
+# %% ../nbs/07_kos_elm.ipynb #45661350
 def _float_2d(a, name):
     a = np.asarray(a, dtype=np.float64)
     if a.ndim == 1:
@@ -190,7 +191,7 @@ def oselm_coef(R, B):
     return scipy.linalg.solve_triangular(R, B, check_finite=False)
 
 
-# %% ../nbs/07_kos_elm.ipynb #15b4b19c
+# %% ../nbs/07_kos_elm.ipynb #75f56e4c
 KERNEL_IDS = {'rbf': 0, 'laplacian': 1, 'poly': 2, 'linear': 3}
 
 @njit(cache=True, fastmath=_FM)
@@ -259,7 +260,7 @@ def _predict_rows(kern, X, D, m, alpha, out):
             out[t, o] = s
 
 
-# %% ../nbs/07_kos_elm.ipynb #0a6d0d89
+# %% ../nbs/07_kos_elm.ipynb #57b3854a
 @njit(cache=True, fastmath=_FM)
 def _forward(L, m, b):
     """b[:m] <- L[:m, :m]^-1 b[:m], four rows at a time: their dot products with the solved part run as four
@@ -311,7 +312,7 @@ def _chol_coef(L, m, V, out):
             out[i, o] = buf[i]
 
 
-# %% ../nbs/07_kos_elm.ipynb #85eda3be
+# %% ../nbs/07_kos_elm.ipynb #627b559a
 @njit(cache=True, fastmath=_FM)
 def _table1_run(X, Y, D, L, V, idx, E, counts, invC, kern):
     """Table I over the batch (X, Y) with Q = (K + I/C)^-1 kept as its Cholesky factor: K + I/C = L L'.
@@ -349,7 +350,7 @@ def _table1_run(X, Y, D, L, V, idx, E, counts, invC, kern):
     counts[3] += 1
 
 
-# %% ../nbs/07_kos_elm.ipynb #60e74f1a
+# %% ../nbs/07_kos_elm.ipynb #251aaed7
 @njit(cache=True, fastmath=_FM)
 def _rls_pass(P, m, pend, scale, l, out):
     """One pass over the lower triangle of the symmetric P[:m, :m]: apply the deferred rank-one term
@@ -482,7 +483,7 @@ def _ald_run(X, Y, D, L, W, P, B, idx, pend, E, counts, fvals, threshold, floor,
     return X.shape[0]
 
 
-# %% ../nbs/07_kos_elm.ipynb #dabdea69
+# %% ../nbs/07_kos_elm.ipynb #63b5d1bc
 @njit(cache=True, fastmath=_FM)
 def _factor_products(U, m, V, alpha, diag):
     "alpha = U'V and diag = diag(U'U) for the lower-triangular U[:m, :m], in one pass over its rows."
@@ -633,7 +634,7 @@ def _fb_run(X, Y, D, U, V, Yd, idx, alpha, diag, E, counts, fvals, budget, rule,
     counts[3] += 1
 
 
-# %% ../nbs/07_kos_elm.ipynb #3644d526
+# %% ../nbs/07_kos_elm.ipynb #5c6f18f9
 def _validate_batch(est, X, y, first, y_numeric=True):
     "Validated float64 (X, y) of a training batch; `first` resets n_features_in_ (and feature names)."
     if first:
@@ -659,6 +660,16 @@ def _check_fitted(est):
     "`check_is_fitted` for the streaming models, cheap once they are fitted."
     if '_state' not in est.__dict__:
         check_is_fitted(est)
+
+
+def _query_rows(est, X):
+    "Validated float64 query rows for a fitted streaming model (X itself on the light path)."
+    _check_fitted(est)
+    Xl = _light_rows(est, X)
+    if Xl is None:
+        _check_shape_2d(X, 'X')
+        Xl = validate_data(est, X, dtype=np.float64, reset=False)
+    return Xl
 
 
 def _light_targets(y, n):
@@ -754,6 +765,18 @@ class _StreamingModel(BaseEstimator):
         pass
 
 
+_XY_DOC = """
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
+
+
 class _StreamRegressorMixin(RegressorMixin):
     "`fit`, `partial_fit` and `predict` of the streaming regressors (outputs 1-D when y was)."
 
@@ -784,39 +807,22 @@ class _StreamRegressorMixin(RegressorMixin):
         return self._learn(Xl, T)
 
     def fit(self, X, y):
-        """Start a new stream with (X, y), processed sample by sample (or chunk by chunk) as the recursion does.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-
-        Returns
-        -------
-        self
-        """
         self._fit_batch(X, y)
         self._warn()
         return self
 
     def partial_fit(self, X, y):
-        """Continue the stream with the batch (X, y); the first call starts it.
-
-        A failed call (bad input, changed parameters) leaves the model exactly as it was. Single rows take a light
-        path: a float64 NumPy row of the fitted width skips scikit-learn's validation.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-
-        Returns
-        -------
-        self
-        """
         self._partial_batch(X, y)
         self._warn()
         return self
+
+    fit.__doc__ = """Start a new stream with (X, y), processed sample by sample as the recursion does.
+""" + _XY_DOC
+    partial_fit.__doc__ = """Continue the stream with the batch (X, y); the first call starts it.
+
+        A failed call (bad input, changed parameters) leaves the model exactly as it was. Single rows take a light
+        path: a float64 NumPy row of the fitted width skips scikit-learn's validation.
+""" + _XY_DOC
 
     def predict(self, X):
         """Predicted targets for the rows of X.
@@ -872,38 +878,21 @@ class _StreamClassifierMixin(ClassifierMixin):
         return self._learn(Xl, _encode_with_classes(y, self.classes_))
 
     def fit(self, X, y):
-        """Start a new stream with (X, y): labels of any type, one-vs-all ±1 targets (one column for two classes).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
         self._fit_batch(X, y)
         self._warn()
         return self
 
     def partial_fit(self, X, y, classes=None):
-        """Continue the stream with (X, y); `classes` (every label the stream can hold) is required on the first
-        call. A failed call leaves the model exactly as it was.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        classes : array-like or None, default=None
-
-        Returns
-        -------
-        self
-        """
         self._partial_batch(X, y, classes)
         self._warn()
         return self
+
+    fit.__doc__ = """Start a new stream with (X, y): labels of any type, one-vs-all ±1 targets (one column for two
+        classes).
+""" + _XY_DOC.replace('(n_samples,) or (n_samples, n_outputs)', '(n_samples,)')
+    partial_fit.__doc__ = """Continue the stream with (X, y); `classes` (every label the stream can hold) is required on
+        the first call. A failed call leaves the model exactly as it was.
+""" + _XY_DOC.replace('(n_samples,) or (n_samples, n_outputs)', '(n_samples,)\n        classes : array-like or None, default=None')
 
     def decision_function(self, X):
         """One-vs-all scores: shape (n_samples,) for two classes (positive means `classes_[1]`), else
@@ -948,7 +937,7 @@ class _StreamClassifierMixin(ClassifierMixin):
         return _scores_to_proba(self.decision_function(X))
 
 
-# %% ../nbs/07_kos_elm.ipynb #7dbb02d5
+# %% ../nbs/07_kos_elm.ipynb #ca4f5ce1
 def _fold_rows(R, B, H, T):
     "Fold rows into the square-root state: LAPACK QR of [R B; H T] for a chunk of >= n_hidden rows, else Givens."
     if H.shape[0] >= R.shape[0]:
@@ -962,10 +951,9 @@ def _fold_rows(R, B, H, T):
 _OSELM_COMMON = """
     Parameters
     ----------
-    n_hidden : int, default=100
-        Number of hidden units L.
-    activation : str or callable, default='sigmoid'
-        Hidden activation, as in `kelm_nb.core.RandomHiddenLayer`.
+    n_hidden, activation, distribution, weight_range, bias_range, weight_scale, bias_scale, random_state
+        The random hidden layer, with the meaning and defaults of `kelm_nb.core.ELMRegressor` (100 sigmoid nodes,
+        'auto' weights), drawn when the stream starts.
     C : float or None, default=1.0
         Regularisation: the model after N samples is the ridge ELM minimising $\\|H\\beta - T\\|^2 +
         \\|\\beta\\|^2/C$ on all of them. None is the paper's unregularised start (eq. 5): the rows seen must
@@ -973,16 +961,16 @@ _OSELM_COMMON = """
     fit_intercept : bool, default=True
         Learn an unpenalised intercept (a column of ones in H with no penalty), exactly as
         `kelm_nb.core.ELMRegressor(fit_intercept=True)`; False is the paper's $f(x) = h(x)\\beta$.
-    distribution, weight_range, bias_range, weight_scale, bias_scale, random_state
-        The hidden layer's draw, as in `kelm_nb.core.RandomHiddenLayer` (drawn at the start of the stream).
 
     Attributes
     ----------
-    hidden_layer_ : RandomHiddenLayer
     coef_ : ndarray of shape (n_hidden,) or (n_hidden, n_outputs)
-        Output weights $\\beta$.
+        Output weights $\\beta = R^{-1}B$, computed from the state when read.
     intercept_ : float or ndarray of shape (n_outputs,)
+        The unpenalised bias (0 when `fit_intercept=False`).
     n_samples_seen_ : int
+        Rows learnt since the stream started.
+    hidden_layer_ : RandomHiddenLayer
     n_features_in_ : int
 
     Notes
@@ -1056,7 +1044,6 @@ class _OSELMBase(_StreamingModel):
         st['counts'][0] += X.shape[0]
         st['counts'][1] += 1
         st['coef'] = None
-        return None
 
     def _beta(self):
         st = self._state
@@ -1065,11 +1052,7 @@ class _OSELMBase(_StreamingModel):
         return st['coef']
 
     def _outputs(self, X):
-        _check_fitted(self)
-        Xl = _light_rows(self, X)
-        if Xl is None:
-            _check_shape_2d(X, 'X')
-            Xl = validate_data(self, X, dtype=np.float64, reset=False)
+        Xl = _query_rows(self, X)
         return self._features(Xl) @ self._beta()
 
     @property
@@ -1106,7 +1089,8 @@ class OSELMRegressor(_StreamRegressorMixin, _OSELMBase):
 class OSELMClassifier(_StreamClassifierMixin, _OSELMBase):
     __doc__ = """OS-ELM classifier: ridge OS-ELM on one-vs-all ±1 targets (one column for two classes), equal to
     the batch `ELMClassifier` on everything seen; `partial_fit` needs `classes=` on its first call.
-""" + _OSELM_COMMON.replace("(n_hidden,) or (n_hidden, n_outputs)", "(n_hidden, n_columns)") + """    classes_ : ndarray of shape (n_classes,)
+""" + _OSELM_COMMON.replace("(n_hidden,) or (n_hidden, n_outputs)", "(n_hidden, n_columns)") + """\
+    classes_ : ndarray of shape (n_classes,)
 
     Examples
     --------
@@ -1117,7 +1101,7 @@ class OSELMClassifier(_StreamClassifierMixin, _OSELMBase):
     """
 
 
-# %% ../nbs/07_kos_elm.ipynb #34452e7b
+# %% ../nbs/07_kos_elm.ipynb #f3e7abd9
 DEFAULT_BUDGET = 500
 ALD_FLOOR = 1e-10    # dis^2 / k(x,x) below this is rounding: such a sample never joins the ALD dictionary
 _MODES = {None: 0, 'ald': 1, 'fb': 2, 'window': 3}
@@ -1216,9 +1200,9 @@ class _KOSELMBase(_StreamingModel):
             done = 0
             while True:
                 cap = st['D'].shape[0]
-                done += _ald_run(X[done:], T[done:], st['D'], st['M'], st['W'], st['P'], st['V'], st['idx'], st['pend'],
-                                 E[done:], st['counts'], st['fvals'], self.ald_threshold_, ALD_FLOOR, max_size, invC,
-                                 st['kern'], np.empty(cap), np.empty(cap))
+                done += _ald_run(X[done:], T[done:], st['D'], st['M'], st['W'], st['P'], st['V'], st['idx'],
+                                 st['pend'], E[done:], st['counts'], st['fvals'], self.ald_threshold_, ALD_FLOOR,
+                                 max_size, invC, st['kern'], np.empty(cap), np.empty(cap))
                 if done == n:
                     break
                 st = self._grow(int(min(2 * cap, max_size)))
@@ -1243,11 +1227,7 @@ class _KOSELMBase(_StreamingModel):
         return st['alpha'][:m]
 
     def _outputs(self, X):
-        _check_fitted(self)
-        Xl = _light_rows(self, X)
-        if Xl is None:
-            _check_shape_2d(X, 'X')
-            Xl = validate_data(self, X, dtype=np.float64, reset=False)
+        Xl = _query_rows(self, X)
         st = self._state
         out = np.empty((Xl.shape[0], self._n_outputs))
         _predict_rows(st['kern'], Xl, st['D'], int(st['counts'][0]), self._alpha(), out)
@@ -1277,8 +1257,8 @@ class _KOSELMBase(_StreamingModel):
             ratio = float(np.mean((Yd - mean) ** 2) / var) if var > 0 else 1.0
             if ratio > 2.5:
                 counts[5] |= 2
-                warnings.warn(f"the FB dictionary holds targets {ratio:.1f}x more spread around the stream's mean than "
-                              f"the stream: leave-one-out pruning keeps the samples the model fits worst (noise, "
+                warnings.warn(f"the FB dictionary holds targets {ratio:.1f}x more spread around the stream's mean "
+                              f"than the stream: leave-one-out pruning keeps the samples the model fits worst (noise, "
                               f"outliers, capped values), and its error can grow along the stream; prefer "
                               f"sparsification='ald', a larger budget, or 'window' for drifting data",
                               UserWarning, stacklevel=3)
@@ -1350,8 +1330,9 @@ _KOSELM_COMMON = """
     ald_threshold : float in [0, 1] or 'auto', default='auto'
         $\\delta$, relative to $k(x,x)$ (for the Gaussian kernel, $k(x,x) = 1$: the paper's $dis^2 > \\delta$).
         'auto' is $\\min(0.1, 1/(4C))$: the feature-space part a rejected sample loses, of length at most
-        $\\sqrt\\delta$, stays below half the ridge's own length $1/\\sqrt C$ ($K + I/C$ is the Gram matrix of the features
-        augmented by $e_i/\\sqrt C$) — the rule that brings ALD within 2 % of batch kernel ELM on Calhousing.
+        $\\sqrt\\delta$, stays below half the ridge's own length $1/\\sqrt C$ ($K + I/C$ is the Gram matrix of the
+        features augmented by $e_i/\\sqrt C$) — the rule that brings ALD within 2 % of batch kernel ELM on
+        Calhousing.
     budget : int, 'auto' or None, default='auto'
         Largest dictionary; 'auto' is 500 for every sparsification (None: no cap, ALD only). An ALD dictionary at
         its budget takes every later sample by projection.
@@ -1392,11 +1373,11 @@ class KOSELMRegressor(_StreamRegressorMixin, _KOSELMBase):
     --------
     >>> from sklearn.datasets import make_friedman1
     >>> X, y = make_friedman1(500, random_state=0)
-    >>> model = KOSELMRegressor(C=100.0)
-    >>> for rows in np.array_split(np.arange(500), 5):
-    ...     model = model.partial_fit(X[rows], y[rows])
-    >>> model.score(X, y) > 0.9, model.dictionary_.shape[0] < 500
-    (True, True)
+    >>> model = KOSELMRegressor(C=100.0).fit(X[:400], y[:400])
+    >>> model.partial_fit(X[400:], y[400:]).n_samples_seen_, model.dictionary_.shape[0] < 500
+    (500, True)
+    >>> bool(model.score(X, y) > 0.9)
+    True
     """
 
 
@@ -1404,18 +1385,20 @@ class KOSELMClassifier(_StreamClassifierMixin, _KOSELMBase):
     __doc__ = """KOS-ELM classifier: KOS-ELM on one-vs-all ±1 targets (one column for two classes);
     `partial_fit` needs `classes=` on its first call; `predict_proba` from the least-squares scores.
 """ + _KOSELM_COMMON.replace("(n_dictionary,) or (n_dictionary, n_outputs)", "(n_dictionary, n_columns)"
-                              ).replace("float or ndarray of shape (n_outputs,)", "ndarray of shape (n_columns,)") + """    classes_ : ndarray of shape (n_classes,)
+                              ).replace("float or ndarray of shape (n_outputs,)", "ndarray of shape (n_columns,)") + """\
+    classes_ : ndarray of shape (n_classes,)
 
     Examples
     --------
-    >>> from sklearn.datasets import load_iris
-    >>> X, y = load_iris(return_X_y=True)
-    >>> KOSELMClassifier(C=10.0).fit(X, y).score(X, y) > 0.9
-    True
+    >>> from sklearn.datasets import make_moons
+    >>> X, y = make_moons(300, noise=0.1, random_state=0)
+    >>> clf = KOSELMClassifier(gamma=2.0, C=10.0).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.95), clf.predict_proba(X[:2]).shape
+    (True, (2, 2))
     """
 
 
-# %% ../nbs/07_kos_elm.ipynb #a9e4436e
+# %% ../nbs/07_kos_elm.ipynb #28e0b435
 def prequential_errors(estimator, X, y, batch_size=1):
     """A-priori (predict-then-update) errors $y_t - f_{t-1}(x_t)$ of a regressor over the stream (X, y).
 
@@ -1456,10 +1439,10 @@ def prequential_errors(estimator, X, y, batch_size=1):
     _check_lengths(X, y)
     X, y = np.asarray(X), np.asarray(y, dtype=np.float64)
     errors = np.empty_like(y)
-    fitted = True
     try:
         check_is_fitted(estimator)
-    except Exception:
+        fitted = True
+    except NotFittedError:
         fitted = False
     for s in range(0, len(X), batch_size):
         rows = slice(s, s + batch_size)
@@ -1469,7 +1452,7 @@ def prequential_errors(estimator, X, y, batch_size=1):
     return errors
 
 
-# %% ../nbs/07_kos_elm.ipynb #38318336
+# %% ../nbs/07_kos_elm.ipynb #dbf7386c
 _RIVER_CLASS = None
 
 def _river_regressor_class():

@@ -151,7 +151,7 @@ def test_oselm_functions(dtype):
                                  OSELMRegressor(n_hidden=20, C=10.0, random_state=0)])
 def test_any_split_equals_fit(est):
     X, Y = _data(n=200)
-    whole = est.fit(X, Y).predict(X)
+    est.fit(X, Y)
     cuts = np.sort(np.random.default_rng(2).choice(np.arange(1, 200), size=9, replace=False))
     est2 = type(est)(**est.get_params())
     for b in np.split(np.arange(200), cuts):
@@ -355,8 +355,9 @@ def test_single_rows_light_and_full_paths_agree():
 
 
 def test_river_adapter_passes_rivers_checks():
-    river = pytest.importorskip('river')
+    pytest.importorskip('river')
     from river import checks
+
     from kelm_nb.kos_elm import KOSELMRiverRegressor
     model = KOSELMRiverRegressor()
     n = 0

@@ -12,8 +12,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
 
-from kelm_nb.datasets import load_dataset
 from kelm_nb.core import ELMClassifier, ELMRegressor
+from kelm_nb.datasets import load_dataset
 from kelm_nb.kos_elm import KOSELMClassifier, KOSELMRegressor, OSELMClassifier, OSELMRegressor
 
 REGRESSION = ['cpu', 'abalone', 'housing', 'basketball', 'cloud', 'autoprice', 'strike', 'bodyfat', 'calhousing',

@@ -7,7 +7,7 @@ __all__ = ['TABLE_III', 'PAPER_RESULTS', 'PAPER_CONFUSION_WDBC', 'METHODS', 'ONL
            'load_paper_dataset', 'run_protocol', 'plot_precision_recall', 'dictionary_optimum', 'ald_threshold_study',
            'fb_stream_study', 'noisy_stream_table', 'reproduce']
 
-# %% ../../nbs/papers/07_scardapane2015.ipynb #c6ef531a
+# %% ../../nbs/papers/07_scardapane2015.ipynb #ba49d81a
 import functools
 import os
 import time
@@ -26,7 +26,7 @@ from ..experiments import BenchCase, ReproductionTable, Table, bench_case, nrmse
 from ..kos_elm import KOSELMClassifier, KOSELMRegressor, OSELMClassifier, OSELMRegressor, prequential_errors
 
 
-# %% ../../nbs/papers/07_scardapane2015.ipynb #58346d81
+# %% ../../nbs/papers/07_scardapane2015.ipynb #af0f64f4
 TABLE_III = {   # Scardapane et al. 2015, Table III (grid-search averages)
     'wdbc': dict(L=300, C_elm=192.0, gamma=0.3, C=98.0, F=200, delta=0.65),
     'calhousing': dict(L=750, C_elm=1024.0, gamma=5.0, C=200.0, F=400, delta=0.08),
@@ -48,9 +48,9 @@ ONLINE_METHODS = ('OS-ELM', 'FB-KOS-ELM', 'ALD-KOS-ELM')
 
 
 class _LynxOSELM(BaseEstimator):
-    """OS-ELM as the paper's code ran it (Lynx `OnlineSequentialELM.train_init/train_step`): M = pinv(H0'H0) and
-    beta = pinv(H0) T0 on the first `initial_size` rows — no regulariser — then eq. 7-8 with the explicit M on chunks
-    of `chunk_size`. Sigmoid nodes with weights and biases uniform in [-1, 1]; ±1 targets for classification."""
+    """OS-ELM as the paper's code ran it (Lynx `OnlineSequentialELM.train_init/train_step`): M = pinv(H0'H0)
+    and beta = pinv(H0) T0 on the first `initial_size` rows — no regulariser — then eq. 7-8 with the explicit M on
+    chunks of `chunk_size`. Sigmoid nodes with weights and biases uniform in [-1, 1]; ±1 targets for classification."""
 
     def __init__(self, n_hidden=300, initial_size=250, chunk_size=200, classification=False, random_state=None):
         self.n_hidden, self.initial_size, self.chunk_size = n_hidden, initial_size, chunk_size
@@ -118,11 +118,12 @@ def paper_models(dataset, classification, random_state=None, reading='ours'):
             'K-ELM': kelm(kernel='rbf', gamma=p['gamma'], C=p['C'], fit_intercept=False),
             'OS-ELM': (_LynxOSELM(p['L'], classification=classification, random_state=random_state) if paper else
                        os_(n_hidden=p['L'], C=p['C_elm'], **hidden)),
-            'FB-KOS-ELM': kos(gamma=p['gamma'], C=1.0 / p['C'] if paper else p['C'], sparsification='fb', budget=p['F'],
-                              fit_intercept=False),
+            'FB-KOS-ELM': kos(gamma=p['gamma'], C=1.0 / p['C'] if paper else p['C'], sparsification='fb',
+                              budget=p['F'], fit_intercept=False),
             'ALD-KOS-ELM': kos(gamma=p['gamma'], C=np.inf if paper else p['C'], ald_threshold=p['delta'], budget=None,
                                fit_intercept=False),
-            'ALD, 1/(4C)': kos(gamma=p['gamma'], C=p['C'], ald_threshold=0.25 / p['C'], budget=None, fit_intercept=False)}
+            'ALD, 1/(4C)': kos(gamma=p['gamma'], C=p['C'], ald_threshold=0.25 / p['C'], budget=None,
+                               fit_intercept=False)}
 
 
 def load_paper_dataset(dataset, n=None, random_state=0):
@@ -164,7 +165,7 @@ def load_paper_dataset(dataset, n=None, random_state=0):
     raise ValueError(f"dataset must be one of {sorted(TABLE_III)}, got {dataset!r}")
 
 
-# %% ../../nbs/papers/07_scardapane2015.ipynb #27a4b4ed
+# %% ../../nbs/papers/07_scardapane2015.ipynb #a3b8fcb3
 @functools.lru_cache(maxsize=8)
 def _cached_dataset(dataset, n, random_state):
     return load_paper_dataset(dataset, n, random_state)
@@ -241,16 +242,18 @@ def run_protocol(dataset, n_folds, n_runs, n=None, methods=METHODS, reading='our
     """
     check_positive(n_folds, 'n_folds', integer=True)
     check_positive(n_runs, 'n_runs', integer=True)
-    X, y, classification = _cached_dataset(dataset, n, random_state)
+    X, _, classification = _cached_dataset(dataset, n, random_state)
     methods = tuple(methods)
-    tasks = [(dataset, n, n_folds, r, f, methods, reading, random_state) for r in range(n_runs) for f in range(n_folds)]
+    tasks = [(dataset, n, n_folds, r, f, methods, reading, random_state)
+             for r in range(n_runs) for f in range(n_folds)]
     recs = run_tasks(_fold_task, tasks, n_jobs=n_jobs, desc=f'{dataset} ({reading})')
     res, shape = {}, (n_runs, n_folds)
     for name in methods:
         rows = [rec[name] for rec in recs]
         res[name] = {'score': np.array([q['score'] for q in rows]).reshape(shape),
                      'time': np.array([q['time'] for q in rows]).reshape(shape),
-                     'dict': np.array([np.nan if q['dict'] is None else q['dict'] for q in rows], float).reshape(shape)}
+                     'dict': np.array([np.nan if q['dict'] is None else q['dict'] for q in rows],
+                                      float).reshape(shape)}
         if classification:
             res[name]['confusion'] = np.mean([q['confusion'] for q in rows], axis=0)
             first = rows[:n_folds]                                  # run 0: pooled test scores
@@ -267,7 +270,7 @@ def _mean_std(a):
     return float(a.mean()), float(spread)
 
 
-# %% ../../nbs/papers/07_scardapane2015.ipynb #1414af20
+# %% ../../nbs/papers/07_scardapane2015.ipynb #fbeda8e0
 _NOTES = {
     ('wdbc', 'OS-ELM'): "regularised start = batch ELM; the paper's 0.74 is Lynx's pseudo-inverse start (see the "
                         "'paper's code' table)",
@@ -284,7 +287,8 @@ _NOTES = {
 
 def _method_table(ds, res, mode):
     meta = res['_meta']
-    metric, title = ('MCC', 'Table IV (WDBC)') if ds == 'wdbc' else ('NRMSE', f"Table VI ({ds.replace('_', '-').title()})")
+    name = ds.replace('_', '-').title()
+    metric, title = ('MCC', 'Table IV (WDBC)') if ds == 'wdbc' else ('NRMSE', f"Table VI ({name})")
     t = ReproductionTable(f"{title}: {metric} ± std and training time [{mode}: {meta['n_samples']} samples, "
                           f"{meta['n_folds']}-fold x {meta['n_runs']} run(s)]",
                           columns=('paper', 'ours', 'paper_time_s', 'ours_time_s', 'dictionary'),
@@ -293,7 +297,8 @@ def _method_table(ds, res, mode):
         p, d = PAPER_RESULTS[ds][name], res[name]['dict']
         t.add(name, note=_NOTES.get((ds, name), ''), paper=None if p is None else (p[0], p[1]),
               ours=_mean_std(res[name]['score']), paper_time_s=None if p is None else p[2],
-              ours_time_s=float(res[name]['time'].mean()), dictionary=None if np.all(np.isnan(d)) else float(np.nanmean(d)))
+              ours_time_s=float(res[name]['time'].mean()),
+              dictionary=None if np.all(np.isnan(d)) else float(np.nanmean(d)))
     t.results = res
     return t
 
@@ -306,15 +311,17 @@ def _confusion_table(res):
                                 "them as TP (actual positive) and FP (actual negative)")
     for name in METHODS:
         c, p = res[name]['confusion'], PAPER_CONFUSION_WDBC.get(name)
-        cm.add(name, paper_TP=None if p is None else p[0], ours_TP=float(c[0, 0]), paper_FP=None if p is None else p[1],
-               ours_FP=float(c[0, 1]), ours_FN=float(c[1, 0]), ours_TN=float(c[1, 1]))
+        cm.add(name, paper_TP=None if p is None else p[0], ours_TP=float(c[0, 0]),
+               paper_FP=None if p is None else p[1], ours_FP=float(c[0, 1]), ours_FN=float(c[1, 0]),
+               ours_TN=float(c[1, 1]))
     return cm
 
 
 def _paper_code_table(results, code_results):
     t = ReproductionTable("What the paper's code ran: the online methods under Lynx/KMBOX's readings (OS-ELM: "
                           "pinv start, no C; FB: K + C I; ALD: no regulariser) against the library's",
-                          columns=('paper', 'ours', 'paper_code', 'dictionary_paper_code'), compare=('paper_code', 'paper'),
+                          columns=('paper', 'ours', 'paper_code', 'dictionary_paper_code'),
+                          compare=('paper_code', 'paper'),
                           note='MCC for WDBC, NRMSE otherwise; same folds and hidden layers for both readings')
     for ds in results:
         for name in ONLINE_METHODS:
@@ -360,7 +367,7 @@ def plot_precision_recall(wdbc_results, methods=('ELM', 'K-ELM', 'FB-KOS-ELM'), 
     return ax.figure
 
 
-# %% ../../nbs/papers/07_scardapane2015.ipynb #26fbe870
+# %% ../../nbs/papers/07_scardapane2015.ipynb #1b7cb23a
 @functools.lru_cache(maxsize=4)
 def _calhousing_split(n_train=None, random_state=0):
     "75/25 split of Calhousing (seed 0); inputs min-max scaled and targets standardised on the training part."
@@ -470,7 +477,8 @@ def ald_threshold_study(deltas=(0.08, 0.02, 0.005, 1 / 800), n_train=None, n_job
     n = len(_calhousing_split(n_train, random_state)[0])
     t = Table(f'The ALD gap on Calhousing ({n} training rows, 75/25 split): test NRMSE; batch K-ELM '
               f'{kelm["kelm"]:.4f} in {kelm["time_s"]:.1f} s (one BLAS thread)',
-              ['dictionary', 'ald', 'dictionary_optimum', 'random_centres', 'unregularised_ald', 'ald_over_kelm', 'time_s'],
+              ['dictionary', 'ald', 'dictionary_optimum', 'random_centres', 'unregularised_ald', 'ald_over_kelm',
+               'time_s'],
               note='dictionary_optimum: exact regularised least squares on the same centres; random_centres: the same '
                    'on as many random training rows; time_s: the ALD fit (one thread)')
     for d, r in zip(deltas, out[1:]):
@@ -485,7 +493,7 @@ def _ald_or_kelm_task(delta, n_train, random_state):
     return _kelm_task(n_train, random_state) if delta == 'kelm' else _ald_delta_task(delta, n_train, random_state)
 
 
-# %% ../../nbs/papers/07_scardapane2015.ipynb #36721ebd
+# %% ../../nbs/papers/07_scardapane2015.ipynb #d89715be
 def fb_stream_study(n_train=None, segments=10, random_state=0):
     """FB-KOS-ELM (Table III: F = 400, C = 200, gamma = 5) along the Calhousing stream, beside ALD with the
     1/(4C) rule: after each segment, the test NRMSE, the a-priori NRMSE of the segment, the share of capped house
@@ -532,8 +540,8 @@ def fb_stream_study(n_train=None, segments=10, random_state=0):
         n, m = st['counts'][1], st['counts'][0]
         mean = st['fvals'][1] / n
         spread = np.mean((st['Yd'][:m, 0] - mean) ** 2) / (st['fvals'][2] / n - mean ** 2)
-        row = dict(samples=int(seen), fb_test=nrmse(yte, fb.predict(Xte) * sd + mu), fb_apriori=float(np.sqrt(np.mean(e ** 2))),
-                   ald_test=nrmse(yte, ald.predict(Xte) * sd + mu),
+        row = dict(samples=int(seen), fb_test=nrmse(yte, fb.predict(Xte) * sd + mu),
+                   fb_apriori=float(np.sqrt(np.mean(e ** 2))), ald_test=nrmse(yte, ald.predict(Xte) * sd + mu),
                    capped_in_dictionary=float(np.mean(capped[fb.dictionary_indices_])),
                    capped_in_stream=float(np.mean(capped[:seen])), dictionary_spread=float(spread))
         table.add(f'after {seen}', **row)
@@ -558,7 +566,8 @@ def _noisy_stream_task(noise, sparsification, random_state):
     f = lambda X: np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2]
     X, Xte = rng.uniform(size=(6000, 8)), rng.uniform(size=(2000, 8))
     y, yte = f(X) + noise * rng.normal(size=6000), f(Xte) + noise * rng.normal(size=2000)
-    kw = dict(sparsification='fb', budget=100) if sparsification == 'fb' else dict(ald_threshold=0.25 / 100, budget=None)
+    kw = (dict(sparsification='fb', budget=100) if sparsification == 'fb' else
+          dict(ald_threshold=0.25 / 100, budget=None))
     with warnings.catch_warnings(record=True) as w, single_threaded():
         warnings.simplefilter('always')
         est = KOSELMRegressor(gamma=0.5, C=100.0, fit_intercept=False, **kw).fit(X, y)
@@ -593,7 +602,7 @@ def noisy_stream_table(noises=(0.0, 0.3, 1.0), n_jobs=1, random_state=0):
     return t
 
 
-# %% ../../nbs/papers/07_scardapane2015.ipynb #e5858f0d
+# %% ../../nbs/papers/07_scardapane2015.ipynb #ac1f1210
 def reproduce(full=False, n_jobs=1, random_state=0):
     """Rerun Scardapane et al. (2015): Tables IV, VI and VII with both readings of the models, the Calhousing ALD and
     FB studies, the noisy-stream table and Fig. 3 (on WDBC).
@@ -640,7 +649,7 @@ def reproduce(full=False, n_jobs=1, random_state=0):
     return items
 
 
-# %% ../../nbs/papers/07_scardapane2015.ipynb #b6687cd9
+# %% ../../nbs/papers/07_scardapane2015.ipynb #eef5e919
 def _numpy_ald_krls(X, y, gamma, C, threshold, budget):
     "Plain-NumPy ALD-KRLS loop (Engel et al.'s updates with the explicit inverses, regularised P, budget cap)."
     n, d = X.shape
