@@ -375,3 +375,14 @@ def test_river_adapter_passes_rivers_checks():
     assert abs(m.predict_one({'a': 0.5, 'b': 0.5}) - np.sin(1.5)) < 0.1
     m2 = pickle.loads(pickle.dumps(m))
     assert m2.predict_one({'a': 0.25, 'b': 0.75}) == m.predict_one({'a': 0.25, 'b': 0.75})
+
+
+def test_vectorised_exp_matches_math_exp():
+    from kelm_nb.kos_elm import _exp_nonpositive
+    x = -np.r_[np.linspace(0.0, 50.0, 20001), np.linspace(50.0, 700.0, 2001), [708.0, 709.0, 1e4, 1e300]]
+    v = x.copy()
+    _exp_nonpositive(v, len(v))
+    ref = np.exp(x)
+    normal = ref > 1e-300
+    assert np.max(np.abs(v[normal] - ref[normal]) / ref[normal]) < 1e-13
+    assert np.all(np.isfinite(v)) and np.all(v[~normal] < 1e-300) and v[0] == 1.0
