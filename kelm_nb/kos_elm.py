@@ -6,7 +6,7 @@
 __all__ = ['KERNEL_IDS', 'DEFAULT_BUDGET', 'ALD_FLOOR', 'oselm_init', 'oselm_update', 'oselm_coef', 'OSELMRegressor',
            'OSELMClassifier', 'KOSELMRegressor', 'KOSELMClassifier', 'prequential_errors']
 
-# %% ../nbs/07_kos_elm.ipynb #25b407f7
+# %% ../nbs/07_kos_elm.ipynb #afd1c5b6
 import math
 import warnings
 from numbers import Integral, Real
@@ -25,7 +25,7 @@ from .core import (ACTIVATIONS, IllConditionedWarning, RandomHiddenLayer, block_
                           _check_lengths, _check_shape_2d, _validate_fit)
 
 
-# %% ../nbs/07_kos_elm.ipynb #4b9c2738
+# %% ../nbs/07_kos_elm.ipynb #895c512e
 _FM = {'reassoc', 'contract', 'nsz'}   # reorder sums so that numba vectorises dot products; keep NaN/inf semantics
 
 
@@ -61,7 +61,7 @@ def _givens_append(R, B, H, T):
                 t[o] = c * b - s * a
 
 
-# %% ../nbs/07_kos_elm.ipynb #45661350
+# %% ../nbs/07_kos_elm.ipynb #a1ef715a
 def _float_2d(a, name):
     a = np.asarray(a, dtype=np.float64)
     if a.ndim == 1:
@@ -191,7 +191,7 @@ def oselm_coef(R, B):
     return scipy.linalg.solve_triangular(R, B, check_finite=False)
 
 
-# %% ../nbs/07_kos_elm.ipynb #75f56e4c
+# %% ../nbs/07_kos_elm.ipynb #98585ab6
 KERNEL_IDS = {'rbf': 0, 'laplacian': 1, 'poly': 2, 'linear': 3}
 
 @njit(cache=True, fastmath=_FM)
@@ -293,7 +293,7 @@ def _predict_rows(kern, X, D, m, alpha, out):
             out[t, o] = s
 
 
-# %% ../nbs/07_kos_elm.ipynb #57b3854a
+# %% ../nbs/07_kos_elm.ipynb #1d48b8cb
 @njit(cache=True, fastmath=_FM)
 def _forward(L, m, b):
     """b[:m] <- L[:m, :m]^-1 b[:m], four rows at a time: their dot products with the solved part run as four
@@ -393,7 +393,7 @@ def _lower_tmatvec(W, m, v, out):
             out[i] += Wr[i] * vr
 
 
-# %% ../nbs/07_kos_elm.ipynb #627b559a
+# %% ../nbs/07_kos_elm.ipynb #5b4580c4
 @njit(cache=True, fastmath=_FM)
 def _table1_run(X, Y, D, L, V, idx, E, counts, invC, kern):
     """Table I over the batch (X, Y) with Q = (K + I/C)^-1 kept as its Cholesky factor: K + I/C = L L'.
@@ -431,7 +431,7 @@ def _table1_run(X, Y, D, L, V, idx, E, counts, invC, kern):
     counts[3] += 1
 
 
-# %% ../nbs/07_kos_elm.ipynb #251aaed7
+# %% ../nbs/07_kos_elm.ipynb #14112dc6
 @njit(cache=True, fastmath=_FM)
 def _rls_pass(P, m, pend, scale, l, out):
     """One pass over the lower triangle of the symmetric P[:m, :m]: apply the deferred rank-one term
@@ -592,7 +592,7 @@ def _ald_run(X, Y, D, L, W, P, B, idx, pend, E, counts, fvals, threshold, floor,
     return X.shape[0]
 
 
-# %% ../nbs/07_kos_elm.ipynb #63b5d1bc
+# %% ../nbs/07_kos_elm.ipynb #34d93b91
 @njit(cache=True, fastmath=_FM)
 def _factor_products(U, m, V, alpha, diag):
     "alpha = U'V and diag = diag(U'U) for the lower-triangular U[:m, :m], in one pass over its rows."
@@ -733,7 +733,7 @@ def _fb_run(X, Y, D, U, V, Yd, idx, alpha, diag, E, counts, fvals, budget, rule,
     counts[3] += 1
 
 
-# %% ../nbs/07_kos_elm.ipynb #5c6f18f9
+# %% ../nbs/07_kos_elm.ipynb #733d6561
 def _validate_batch(est, X, y, first, y_numeric=True):
     "Validated float64 (X, y) of a training batch; `first` resets n_features_in_ (and feature names)."
     if first:
@@ -1036,7 +1036,7 @@ class _StreamClassifierMixin(ClassifierMixin):
         return _scores_to_proba(self.decision_function(X))
 
 
-# %% ../nbs/07_kos_elm.ipynb #ca4f5ce1
+# %% ../nbs/07_kos_elm.ipynb #3d1742d2
 def _fold_rows(R, B, H, T):
     "Fold rows into the square-root state: LAPACK QR of [R B; H T] for a chunk of >= n_hidden rows, else Givens."
     if H.shape[0] >= R.shape[0]:
@@ -1120,23 +1120,30 @@ class _OSELMBase(_StreamingModel):
         self._n_outputs = T.shape[1]
         self._state = {'R': R, 'B': np.zeros((width, T.shape[1])), 'counts': np.zeros(2, np.int64), 'coef': None}
 
-    def _features(self, X):
+    def _features(self, X, design=False):
+        "H = g(XW + b), checked finite; with `design`, the rows the recursion folds in ([H, 1] with an intercept)."
+        L = self.n_hidden
         H = hidden_output(X, self.hidden_layer_.weights_, self.hidden_layer_.biases_, self.activation)
         if not np.isfinite(H).all():
             raise ValueError("the hidden layer output H contains NaN or infinity (an overflowing activation, e.g. "
                              "'exp' on unscaled inputs?)")
-        return np.c_[H, np.ones(len(H))] if self.fit_intercept else H
+        if not (design and self.fit_intercept):
+            return H
+        F = np.empty((H.shape[0], L + 1))
+        F[:, :L] = H
+        F[:, L] = 1.0
+        return F
 
     def _learn(self, X, T):
         st = self._state
         step = block_rows(st['R'].shape[0])
         if X.shape[0] <= step:
-            _fold_rows(st['R'], st['B'], self._features(X), T)
+            _fold_rows(st['R'], st['B'], self._features(X, True), T)
         else:                                  # a later block may fail (overflowing H): keep a copy to restore
             saved = st['R'].copy(), st['B'].copy()
             try:
                 for s in range(0, X.shape[0], step):
-                    _fold_rows(st['R'], st['B'], self._features(X[s:s + step]), T[s:s + step])
+                    _fold_rows(st['R'], st['B'], self._features(X[s:s + step], True), T[s:s + step])
             except BaseException:
                 st['R'][:], st['B'][:] = saved
                 raise
@@ -1152,7 +1159,11 @@ class _OSELMBase(_StreamingModel):
 
     def _outputs(self, X):
         Xl = _query_rows(self, X)
-        return self._features(Xl) @ self._beta()
+        beta, L = self._beta(), self.n_hidden
+        out = self._features(Xl) @ beta[:L]
+        if self.fit_intercept:
+            out += beta[L]
+        return out
 
     @property
     def coef_(self):
@@ -1200,7 +1211,7 @@ class OSELMClassifier(_StreamClassifierMixin, _OSELMBase):
     """
 
 
-# %% ../nbs/07_kos_elm.ipynb #f3e7abd9
+# %% ../nbs/07_kos_elm.ipynb #232531c5
 DEFAULT_BUDGET = 500
 ALD_FLOOR = 1e-10    # dis^2 / k(x,x) below this is rounding: such a sample never joins the ALD dictionary
 _MODES = {None: 0, 'ald': 1, 'fb': 2, 'window': 3}
@@ -1497,7 +1508,7 @@ class KOSELMClassifier(_StreamClassifierMixin, _KOSELMBase):
     """
 
 
-# %% ../nbs/07_kos_elm.ipynb #28e0b435
+# %% ../nbs/07_kos_elm.ipynb #27639fad
 def prequential_errors(estimator, X, y, batch_size=1):
     """A-priori (predict-then-update) errors $y_t - f_{t-1}(x_t)$ of a regressor over the stream (X, y).
 
@@ -1551,7 +1562,7 @@ def prequential_errors(estimator, X, y, batch_size=1):
     return errors
 
 
-# %% ../nbs/07_kos_elm.ipynb #dbf7386c
+# %% ../nbs/07_kos_elm.ipynb #a3cfc392
 _RIVER_CLASS = None
 
 def _river_regressor_class():
