@@ -334,15 +334,24 @@ def _backward(L, m, b):
 
 
 @njit(cache=True)
+def _solve_columns(L, m, V, out, transposed):
+    "out[:m, k] = L^-T V[:m, k] (`transposed`) or L^-1 V[:m, k] for every column k, through one buffer."
+    buf = np.empty(m)
+    for k in range(V.shape[1]):
+        for i in range(m):
+            buf[i] = V[i, k]
+        if transposed:
+            _backward(L, m, buf)
+        else:
+            _forward(L, m, buf)
+        for i in range(m):
+            out[i, k] = buf[i]
+
+
+@njit(cache=True)
 def _chol_coef(L, m, V, out):
     "out[:m] = L^-T V[:m]: the coefficients alpha from Table I's v = L^-1 y or ALD's beta = L'alpha."
-    buf = np.empty(m)
-    for o in range(V.shape[1]):
-        for i in range(m):
-            buf[i] = V[i, o]
-        _backward(L, m, buf)
-        for i in range(m):
-            out[i, o] = buf[i]
+    _solve_columns(L, m, V, out, True)
 
 
 @njit(cache=True, fastmath=_FM)
@@ -483,25 +492,11 @@ def _rls_rows(P, lo, hi, first, pend, scale, l, out):
 
 @njit(cache=True, fastmath=_FM)
 def _lower_inverse(L, m, W):
-    "W[:m, :m] = L[:m, :m]^-1 (lower triangular), column by column."
-    e = np.empty(m)
+    "W[:m, :m] = L[:m, :m]^-1 (lower triangular): the columns of the identity, each by forward substitution."
+    eye = np.zeros((m, m))
     for j in range(m):
-        for i in range(m):
-            e[i] = 1.0 if i == j else 0.0
-        _forward(L, m, e)
-        for i in range(m):
-            W[i, j] = e[i]
-
-
-@njit(cache=True, fastmath=_FM)
-def _lower_matvec(W, m, v, out):
-    "out[:m] = W[:m, :m] v[:m] for lower-triangular W (independent row dot products)."
-    for i in range(m):
-        Wi = W[i]
-        s = 0.0
-        for j in range(i + 1):
-            s += Wi[j] * v[j]
-        out[i] = s
+        eye[j, j] = 1.0
+    _solve_columns(L, m, eye, W, False)
 
 
 @njit(cache=True, fastmath=_FM)
