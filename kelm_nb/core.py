@@ -7,12 +7,14 @@ __all__ = ['ACTIVATIONS', 'PREDICT_CHUNK_BYTES', 'KERNELS', 'check_positive', 'c
            'RandomHiddenLayer', 'hidden_output', 'limit_blas_threads', 'available_memory', 'check_memory', 'row_chunks',
            'kernel_product', 'IllConditionedWarning', 'spd_solve', 'ridge_solve', 'kernel_ridge_solve',
            'NormalEquations', 'block_rows', 'normal_equations', 'register_kernel', 'compute_kernel', 'encode_labels',
-           'decode_scores', 'TargetRegressorMixin', 'OneVsAllClassifierMixin', 'ELMRegressor', 'ELMClassifier',
-           'KernelELMRegressor', 'KernelELMClassifier']
+           'decode_scores', 'dask_normal_equations', 'BlockwiseFitMixin', 'TargetRegressorMixin',
+           'OneVsAllClassifierMixin', 'ELMRegressor', 'ELMClassifier', 'NystroemMap', 'KernelELMRegressor',
+           'KernelELMClassifier']
 
 # %% ../nbs/02_core.ipynb #a05116be
 import contextlib
 import functools
+import itertools
 import math
 import numbers
 import warnings
@@ -452,12 +454,17 @@ def kernel_ridge_solve(K, T, C, *, overwrite_k=False):
 
 # %% ../nbs/02_core.ipynb #db7b633d
 class NormalEquations:
-    """Running sums of a least-squares problem over row blocks: $H^TH$, $H^TT$, the column sums of $H$ and $T$, and n.
+    """The sufficient statistics of a least-squares problem, accumulated over row blocks: the row count n, the column
+    means of H and T, and the centred moments $M_{HH} = \\sum_i (h_i - \\bar h)(h_i - \\bar h)^T$ and
+    $M_{HT} = \\sum_i (h_i - \\bar h)(t_i - \\bar t)^T$.
 
-    Every member of the ELM family (ELM, regularised ELM, ESVR, OS-ELM) needs only these sums, so a fit never has to
-    hold the whole hidden-layer matrix $H$: blocks are added one at a time (`add`), partial sums from different
-    workers are combined with `+` (a tree reduction), and `gram()` returns the symmetric $H^TH$. $H^TH$ is updated
-    with one BLAS `syrk` per block (half the flops of `H.T @ H`), in float64 whatever the dtype of the blocks.
+    Every member of the ELM family (ELM, regularised ELM, ESVR, OS-ELM) needs only these, so a fit never has to hold
+    the whole hidden-layer matrix $H$: blocks are added one at a time (`add`) and partial statistics from different
+    workers are combined with `+` (a tree reduction). Each block is centred on its own mean before its moments are
+    taken (one BLAS `syrk`, half the flops of `H.T @ H`), and blocks are merged with the pairwise update of Chan,
+    Golub & LeVeque (1979), so the centred Gram matrix that an unpenalised intercept needs is accurate — subtracting
+    $n\\bar h\\bar h^T$ from raw sums would cancel most of their digits — and independent of how the rows were cut.
+    Everything is float64 whatever the dtype of the blocks.
 
     Parameters
     ----------
@@ -468,55 +475,83 @@ class NormalEquations:
 
     Attributes
     ----------
-    HtH_upper : ndarray of shape (n_features, n_features)
-        Upper triangle of $H^TH$ (the lower triangle is not maintained).
-    HtT : ndarray of shape (n_features,) + target_shape
-    h_sum : ndarray of shape (n_features,)
-        Column sums of $H$ (for an unpenalised or separately penalised bias).
-    t_sum : ndarray of shape target_shape
     n : int
         Number of rows added.
+    h_mean : ndarray of shape (n_features,)
+    t_mean : float or ndarray of shape target_shape
+    M_hh : ndarray of shape (n_features, n_features)
+        Upper triangle of the centred moment of H (the lower triangle is not maintained).
+    M_ht : ndarray of shape (n_features,) + target_shape
 
     Examples
     --------
     >>> import numpy as np
     >>> H, T = np.arange(12.0).reshape(6, 2), np.arange(6.0)
     >>> ne = NormalEquations(2).add(H[:4], T[:4]) + NormalEquations(2).add(H[4:], T[4:])
-    >>> bool(np.allclose(ne.gram(), H.T @ H)), ne.n
-    (True, 6)
+    >>> bool(np.allclose(ne.gram(), H.T @ H)), bool(np.allclose(ne.cross(), H.T @ T)), ne.n
+    (True, True, 6)
     """
     def __init__(self, n_features, target_shape=()):
-        self.HtH_upper = np.zeros((n_features, n_features), order='F')
-        self.HtT = np.zeros((n_features,) + tuple(target_shape))
-        self.h_sum, self.t_sum, self.n = np.zeros(n_features), np.zeros(tuple(target_shape)), 0
+        self.n = 0
+        self.h_mean, self.t_mean = np.zeros(n_features), np.zeros(tuple(target_shape))
+        self.M_hh = np.zeros((n_features, n_features), order='F')
+        self.M_ht = np.zeros((n_features,) + tuple(target_shape))
+
+    def _merge(self, n, h_mean, t_mean, M_hh, M_ht):
+        "Combine with the statistics of another set of rows (Chan et al.'s pairwise update); in place."
+        if n == 0: return self
+        total = self.n + n
+        dh, dt = h_mean - self.h_mean, t_mean - self.t_mean
+        w = self.n * n / total
+        # C <- w dh dh^T + C on the upper triangle (dsyr), then the other set's moment
+        self.M_hh = scipy.linalg.blas.dsyr(w, dh, a=self.M_hh, lower=0, overwrite_a=1) if self.n else self.M_hh
+        self.M_hh += M_hh
+        self.M_ht += M_ht + w * np.multiply.outer(dh, dt)
+        self.h_mean = self.h_mean + dh * (n / total)
+        self.t_mean = self.t_mean + dt * (n / total)
+        self.n = total
+        return self
 
     def add(self, H, T):
         "Add the rows of `H` (n_rows, n_features) and their targets `T`; returns self."
-        H = np.asarray(H, dtype=np.float64)
+        H = np.array(H, dtype=np.float64, order='F')      # our own copy: centred in place below
         T = np.asarray(T, dtype=np.float64)
         if H.shape[0] == 0: return self
         _check_finite(H, 'H'); _check_finite(T, 'T')
-        syrk = scipy.linalg.blas.dsyrk
-        # C <- H^T H + C on the upper triangle; trans=1 reads H (n x L, C-ordered) as its transpose without a copy
-        self.HtH_upper = syrk(1.0, np.asfortranarray(H), beta=1.0, c=self.HtH_upper, trans=1, lower=0,
-                              overwrite_c=1)
-        self.HtT += H.T @ T
-        self.h_sum += H.sum(axis=0)
-        self.t_sum += T.sum(axis=0)
-        self.n += H.shape[0]
-        return self
+        h_mean, t_mean = H.mean(axis=0), T.mean(axis=0)
+        H -= h_mean
+        # the block's centred moment: upper triangle of Hc^T Hc by syrk (trans=1 reads the n x L block as its transpose)
+        M_hh = scipy.linalg.blas.dsyrk(1.0, H, trans=1, lower=0)
+        M_ht = H.T @ (T - t_mean)
+        return self._merge(H.shape[0], h_mean, t_mean, M_hh, M_ht)
 
     def __add__(self, other):
         out = NormalEquations(0)
-        out.HtH_upper = self.HtH_upper + other.HtH_upper
-        out.HtT, out.h_sum = self.HtT + other.HtT, self.h_sum + other.h_sum
-        out.t_sum, out.n = self.t_sum + other.t_sum, self.n + other.n
-        return out
+        out.n, out.h_mean, out.t_mean = self.n, self.h_mean.copy(), np.array(self.t_mean, copy=True)
+        out.M_hh, out.M_ht = np.array(self.M_hh, order='F', copy=True), self.M_ht.copy()
+        return out._merge(other.n, other.h_mean, other.t_mean, other.M_hh, other.M_ht)
 
-    def gram(self):
-        "The full symmetric $H^TH$ (a new array)."
-        U = np.triu(self.HtH_upper)
-        return U + np.triu(U, 1).T
+    def gram(self, centered=False):
+        "The full symmetric $H^TH$, or the centred $\\sum_i (h_i - \\bar h)(h_i - \\bar h)^T$ (a new array)."
+        U = np.triu(self.M_hh)
+        G = U + np.triu(U, 1).T
+        if not centered:
+            G += self.n * np.outer(self.h_mean, self.h_mean)
+        return G
+
+    def cross(self, centered=False):
+        "$H^TT$, or the centred $\\sum_i (h_i - \\bar h)(t_i - \\bar t)^T$ (a new array)."
+        return self.M_ht + (0.0 if centered else self.n * np.multiply.outer(self.h_mean, self.t_mean))
+
+    @property
+    def h_sum(self):
+        "Column sums of H."
+        return self.n * self.h_mean
+
+    @property
+    def t_sum(self):
+        "Column sums of T."
+        return self.n * self.t_mean
 
 def block_rows(width, max_bytes=2 ** 25):
     "Rows per block so that a float64 block of `width` columns takes at most `max_bytes` (at least 256 rows)."
@@ -622,30 +657,76 @@ def _validate_predict(est, X):
     _check_shape_2d(X, 'X')
     return validate_data(est, X, dtype=np.float64, reset=False)
 
+def _is_dask_array(X):
+    "True for a `dask.array.Array` (checked without importing Dask)."
+    return type(X).__module__.startswith('dask.') and hasattr(X, 'chunks') and hasattr(X, 'to_delayed')
+
+def _ridge_from_normal_equations(ne, C, center='both'):
+    """`(beta, intercept)` of ridge regression with penalty $\\|\\beta\\|^2/C$ from accumulated `NormalEquations`.
+
+    `center='both'`: an unpenalised intercept ($H^TH - n\\bar h\\bar h^T$, $H^TT - n\\bar h\\bar t^T$, as `Ridge`);
+    `'targets'`: the targets centred on their mean only (kernel ELM's offset); `'none'`: no intercept."""
+    h_mean, t_mean = ne.h_mean, ne.t_mean
+    G = ne.gram(centered=center == 'both')
+    R = ne.cross(centered=center in ('both', 'targets'))   # H^T (T - t_mean) = the centred cross moment
+    beta = spd_solve(_add_to_diagonal(G, 1.0 / C), R, overwrite_a=True)
+    intercept = {'both': lambda: t_mean - h_mean @ beta, 'targets': lambda: t_mean,
+                 'none': lambda: np.zeros_like(t_mean)}[center]()
+    return beta, (float(intercept) if np.ndim(intercept) == 0 else intercept)
+
 def _elm_solution(layer, X, T, C, fit_intercept):
-    """Output weights `beta` and intercept `b` of the (regularised) ELM on the hidden layer `layer`.
+    """Output weights `beta` and intercept of the (regularised) ELM on the hidden layer `layer`.
 
     Primal form from `NormalEquations` accumulated over row blocks when N >= L (H never held whole); dual form on
-    the whole H when N < L; the pseudo-inverse when C is None. With `fit_intercept` the intercept is not penalised:
-    H and T are centred (in the normal equations: $H^TH - n\\bar h\\bar h^T$, $H^TT - n\\bar h\\bar t^T$)."""
+    the whole H when N < L; the pseudo-inverse when C is None."""
     n, L = X.shape[0], layer.n_hidden
     if C is not None and n >= L:
         ne = normal_equations(layer.transform, X, T, L)
-        G, R = ne.gram(), ne.HtT
-        h_mean, t_mean = ne.h_sum / n, ne.t_sum / n
-        if fit_intercept:
-            G -= n * np.outer(h_mean, h_mean)
-            R = R - n * np.multiply.outer(h_mean, t_mean)
-        beta = spd_solve(_add_to_diagonal(G, 1.0 / C), R, overwrite_a=True)
-    else:
-        H = layer.transform(X)
-        _check_finite(H, 'the hidden layer output H')
-        h_mean, t_mean = H.mean(axis=0), T.mean(axis=0)
-        if fit_intercept:
-            H, T = H - h_mean, T - t_mean
-        beta = ridge_solve(H, T, C)
+        return _ridge_from_normal_equations(ne, C, 'both' if fit_intercept else 'none')
+    H = layer.transform(X)
+    _check_finite(H, 'the hidden layer output H')
+    h_mean, t_mean = H.mean(axis=0), T.mean(axis=0)
+    if fit_intercept:
+        H, T = H - h_mean, T - t_mean
+    beta = ridge_solve(H, T, C)
     intercept = (t_mean - h_mean @ beta) if fit_intercept else np.zeros_like(t_mean)
     return beta, (float(intercept) if np.ndim(intercept) == 0 else intercept)
+
+def _block_normal_equations(transform, X, T, width):
+    "The `NormalEquations` of one block (a task of the distributed fit)."
+    return NormalEquations(width, np.shape(T)[1:]).add(transform(np.asarray(X, dtype=np.float64)), T)
+
+def dask_normal_equations(transform, X, T, width, split_every=8):
+    """`NormalEquations` of $H=$ `transform(X)` for a Dask array `X` (and targets `T`, Dask or NumPy), reduced over
+    its row chunks as a tree: each task turns one chunk into partial sums and `split_every` partial sums are added
+    per reduction task, so no task ever holds more than one chunk of H.
+
+    Parameters
+    ----------
+    transform : callable
+        Picklable map from a block of rows of X to the rows of H (e.g. a fitted layer's `transform`).
+    X : dask.array.Array of shape (n_samples, n_inputs)
+    T : array-like of shape (n_samples,) or (n_samples, n_outputs)
+    width : int
+        Number of columns of H.
+    split_every : int, default=8
+        Fan-in of the tree reduction.
+
+    Returns
+    -------
+    NormalEquations
+    """
+    import dask
+    import dask.array as da
+    X = X.rechunk({1: -1})
+    T = da.asarray(T)
+    T = T.rechunk((X.chunks[0],) + tuple((s,) for s in T.shape[1:]))
+    parts = [dask.delayed(_block_normal_equations)(transform, xb, tb, width)
+             for xb, tb in zip(X.to_delayed().ravel(), T.to_delayed().ravel())]
+    while len(parts) > 1:
+        parts = [dask.delayed(sum)(parts[i:i + split_every][1:], parts[i])
+                 for i in range(0, len(parts), split_every)]
+    return parts[0].compute()
 
 class _ELMBase(BaseEstimator):
     def __init__(self, n_hidden=100, activation='sigmoid', C=1.0, fit_intercept=True, distribution='uniform',
@@ -654,16 +735,40 @@ class _ELMBase(BaseEstimator):
         self.distribution, self.weight_range, self.bias_range = distribution, weight_range, bias_range
         self.weight_scale, self.bias_scale, self.random_state = weight_scale, bias_scale, random_state
 
-    def _fit_targets(self, X, T):
+    def _layer(self, X):
+        "The hidden layer, drawn for the width of X (its weights depend only on the width and the seed)."
+        return RandomHiddenLayer(self.n_hidden, self.activation, self.distribution, self.weight_range,
+                                 self.bias_range, self.weight_scale, self.bias_scale, self.random_state).fit(X)
+
+    def _check_params(self):
         check_positive(self.C, 'C', allow_none=True)
         _check_bool(self.fit_intercept, 'fit_intercept')
-        layer = RandomHiddenLayer(self.n_hidden, self.activation, self.distribution, self.weight_range, self.bias_range,
-                                  self.weight_scale, self.bias_scale, self.random_state).fit(X)
+
+    def _fit_targets(self, X, T):
+        self._check_params()
+        layer = self._layer(X)
         self.coef_, self.intercept_ = _elm_solution(layer, X, T, self.C, self.fit_intercept)
         self.hidden_layer_ = layer
         return self
 
+    def _fit_normal_equations(self, X, accumulate):
+        """Fit from sums over blocks: `accumulate(transform, width)` returns the `NormalEquations` of the hidden
+        layer; X (NumPy or Dask, or the first block) gives the width."""
+        self._check_params()
+        if self.C is None:
+            raise ValueError("C=None (the pseudo-inverse) needs the whole H; a blockwise fit needs a finite C")
+        layer = self._layer(_first_rows(X))
+        ne = accumulate(layer.transform, layer.n_hidden)
+        self.coef_, self.intercept_ = _ridge_from_normal_equations(ne, self.C, 'both' if self.fit_intercept else 'none')
+        self.hidden_layer_, self.n_features_in_ = layer, layer.n_features_in_
+        return self
+
     def _decision(self, X):
+        if _is_dask_array(X):
+            check_is_fitted(self)
+            shape = self.coef_.shape[1:]
+            return X.rechunk({1: -1}).map_blocks(self._decision, dtype=np.float64, drop_axis=None if shape else 1,
+                                                 chunks=(X.chunks[0],) + tuple((s,) for s in shape))
         X = _validate_predict(self, X)
         out = np.empty((X.shape[0],) + self.coef_.shape[1:])
         for rows in row_chunks(X.shape[0], 8 * self.coef_.shape[0]):
@@ -672,21 +777,85 @@ class _ELMBase(BaseEstimator):
             out[rows] = H @ self.coef_ + self.intercept_
         return out
 
+def _first_rows(X, n=1):
+    "The first `n` rows of X as a float64 NumPy array (Dask arrays are computed only there)."
+    head = X[:n]
+    return np.asarray(head.compute() if hasattr(head, 'compute') else head, dtype=np.float64)
+
+def _block_pairs(blocks):
+    "Validated `(X_block, y_block)` pairs of an iterable, lazily; all blocks must have the width of the first."
+    width = None
+    for k, pair in enumerate(blocks):
+        try:
+            Xb, yb = pair
+        except (TypeError, ValueError):
+            raise ValueError(f"blocks must yield (X_block, y_block) pairs; item {k} is {type(pair).__name__}") from None
+        Xb = check_array_2d(Xb, f'X_block {k}', dtype=np.float64)
+        yb = np.asarray(yb)
+        _check_lengths(Xb, yb, f'X_block {k}', f'y_block {k}')
+        if width is None: width = Xb.shape[1]
+        elif Xb.shape[1] != width:
+            raise ValueError(f"X_block {k} has {Xb.shape[1]} features, the first block had {width}")
+        yield Xb, yb
+
+class BlockwiseFitMixin:
+    "`fit_blocks`: fit from an iterable of `(X_block, y_block)` pairs, one block in memory at a time."
+    @keep_state_on_error
+    def fit_blocks(self, blocks, classes=None):
+        """Fit from an iterable of `(X_block, y_block)` pairs — chunks read from disk, a generator — holding one
+        block at a time: the same model as `fit` on the concatenated blocks (the hidden-layer sums of every block
+        are added up, then solved once). For data in a Dask array, pass the array to `fit` instead.
+
+        Parameters
+        ----------
+        blocks : iterable of (array-like, array-like)
+            Input rows and their targets (labels for a classifier).
+        classes : array-like, optional
+            All class labels (classifiers only, required: a block need not contain every class).
+
+        Returns
+        -------
+        self
+        """
+        pairs = _block_pairs(blocks)
+        try:
+            first = next(pairs)
+        except StopIteration:
+            raise ValueError("blocks is empty: no (X_block, y_block) pair to fit") from None
+        encode = self._block_targets(classes)
+        def accumulate(transform, width):
+            ne = None
+            for Xb, yb in itertools.chain([first], pairs):
+                T = encode(yb)
+                ne = (ne if ne is not None else NormalEquations(width, T.shape[1:])).add(transform(Xb), T)
+            return ne
+        return self._fit_normal_equations(first[0], accumulate)
+
 class TargetRegressorMixin(RegressorMixin):
     "`fit`/`predict` of a regressor whose model class provides `_fit_targets(X, T)` and `_decision(X)`."
     @keep_state_on_error
     def fit(self, X, y):
         """Fit the model to inputs `X` (n_samples, n_features) and targets `y` (n_samples,) or (n_samples, n_outputs).
 
+        Models fitted from sums over row blocks (the ELM family) also accept Dask arrays: the sums are reduced
+        over the chunks on the cluster, never holding the whole hidden layer.
+
         Returns
         -------
         self
         """
+        if _is_dask_array(X) and hasattr(self, '_fit_normal_equations'):
+            return self._fit_normal_equations(X, lambda transform, width: dask_normal_equations(transform, X, y, width))
         X, y = _validate_fit(self, X, y)
         return self._fit_targets(X, y)
 
+    def _block_targets(self, classes):
+        if classes is not None: raise ValueError("classes is for classifiers; a regressor takes none")
+        return lambda y: np.asarray(y, dtype=np.float64)
+
     def predict(self, X):
-        """Predicted targets for the rows of `X`: shape (n_samples,) or (n_samples, n_outputs)."""
+        """Predicted targets for the rows of `X`: shape (n_samples,) or (n_samples, n_outputs) (a Dask array for
+        Dask input, where the model supports it)."""
         return self._decision(X)
 
     def __sklearn_tags__(self):
@@ -695,31 +864,67 @@ class TargetRegressorMixin(RegressorMixin):
         tags.target_tags.single_output = True
         return tags
 
+def _one_vs_all(y, classes):
+    "±1 one-vs-all targets of labels `y` for the known `classes` (one column for two classes)."
+    y = np.asarray(y)
+    unknown = np.setdiff1d(np.unique(y), classes)
+    if unknown.size:
+        raise ValueError(f"y contains labels {unknown[:5].tolist()} that are not in classes {list(classes)}")
+    T = np.where(y[:, None] == np.asarray(classes)[None, :], 1.0, -1.0)
+    return T[:, 1:] if len(classes) == 2 else T
+
 class OneVsAllClassifierMixin(ClassifierMixin):
     "`fit`/`decision_function`/`predict` on one-vs-all ±1 targets, for a model class with `_fit_targets`/`_decision`."
     @keep_state_on_error
     def fit(self, X, y):
-        """Fit the classifier to inputs `X` (n_samples, n_features) and labels `y` of any type.
+        """Fit the classifier to inputs `X` (n_samples, n_features) and labels `y` of any type (Dask arrays for the
+        models fitted from sums over blocks).
 
         Returns
         -------
         self
         """
+        if _is_dask_array(X) and hasattr(self, '_fit_normal_equations'):
+            import dask.array as da
+            y = da.asarray(y)
+            classes = np.unique(y.compute())
+            T = y.map_blocks(_one_vs_all, classes, dtype=np.float64, new_axis=1,
+                             chunks=(y.chunks[0], (1 if len(classes) == 2 else len(classes),)))
+            self._check_classes(classes)
+            self._fit_normal_equations(X, lambda transform, width: dask_normal_equations(transform, X, T, width))
+            self.classes_ = classes
+            return self
         X, y = _validate_fit(self, X, y, multi_output=False, y_numeric=False)
         T, classes = encode_labels(y)
         self._fit_targets(X, T)
         self.classes_ = classes
         return self
 
+    @staticmethod
+    def _check_classes(classes):
+        if len(classes) < 2:
+            raise ValueError(f"y must contain at least two classes to train a classifier, got {list(classes)}")
+
+    def _block_targets(self, classes):
+        if classes is None: raise ValueError("classes is required for a blockwise fit of a classifier")
+        classes = np.unique(np.asarray(classes))
+        self._check_classes(classes)
+        self.classes_ = classes
+        return lambda y: _one_vs_all(y, classes)
+
     def decision_function(self, X):
         """One-vs-all scores: shape (n_samples,) for two classes (positive means `classes_[1]`), else
         (n_samples, n_classes)."""
         scores = self._decision(X)
-        return scores.ravel() if scores.shape[1] == 1 else scores
+        return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X):
         "The class of the largest one-vs-all score (the sign for two classes)."
-        return decode_scores(self.decision_function(X), self.classes_)
+        scores = self.decision_function(X)
+        if _is_dask_array(scores):
+            return scores.map_blocks(decode_scores, self.classes_, dtype=self.classes_.dtype,
+                                     drop_axis=None if scores.ndim == 1 else 1)
+        return decode_scores(scores, self.classes_)
 
 _ELM_PARAMS_DOC = """
     Parameters
@@ -732,7 +937,8 @@ _ELM_PARAMS_DOC = """
         Regularisation: the output weights minimise $\\|H\\beta - T\\|^2 + \\|\\beta\\|^2/C$. None is Huang's basic
         (unregularised, minimum-norm) ELM, which interpolates noise once L approaches N.
     fit_intercept : bool, default=True
-        Fit an unpenalised intercept (H and T centred); False is the paper form $f(x) = h(x)\\beta$.
+        Fit an unpenalised intercept (H and T centred, as scikit-learn's `Ridge`); False is the paper form
+        $f(x) = h(x)\\beta$.
     distribution, weight_range, bias_range, weight_scale, bias_scale, random_state
         The hidden layer's draw, as in `RandomHiddenLayer` ('auto' weights: unit-variance pre-activations on
         standardised inputs).
@@ -744,13 +950,19 @@ _ELM_PARAMS_DOC = """
         Output weights $\\beta$.
     intercept_ : float or ndarray of shape (n_outputs,)
     n_features_in_ : int
+
+    Notes
+    -----
+    Memory is $O(L^2)$ plus one block of rows: the $L\\times L$ normal equations are accumulated over row blocks.
+    `fit` also takes Dask arrays (the blocks' sums are reduced on the cluster, `predict` then returns a Dask
+    array) and `fit_blocks` any iterable of `(X_block, y_block)` pairs; both give the coefficients of the
+    in-memory fit.
 """
 
-class ELMRegressor(TargetRegressorMixin, _ELMBase):
+class ELMRegressor(BlockwiseFitMixin, TargetRegressorMixin, _ELMBase):
     __doc__ = """Extreme learning machine regressor (Huang et al. 2006; regularised form of Huang et al. 2012).
 
-    A random hidden layer $h(x) = g(Wx + b)$ followed by ridge regression of the targets on $h(x)$; the
-    $L\\times L$ normal equations are accumulated over row blocks, so memory is $O(L^2)$ plus one block.
+    A random hidden layer $h(x) = g(Wx + b)$ followed by ridge regression of the targets on $h(x)$.
 """ + _ELM_PARAMS_DOC + """
     Examples
     --------
@@ -760,10 +972,11 @@ class ELMRegressor(TargetRegressorMixin, _ELMBase):
     True
     """
 
-class ELMClassifier(OneVsAllClassifierMixin, _ELMBase):
+class ELMClassifier(BlockwiseFitMixin, OneVsAllClassifierMixin, _ELMBase):
     __doc__ = """ELM classifier: ridge regression of one-vs-all ±1 targets on random hidden features; the largest
     output wins (Huang et al. 2012).
-""" + _ELM_PARAMS_DOC.replace('(n_hidden,) or (n_hidden, n_outputs)', '(n_hidden, n_columns)') + """    classes_ : ndarray of shape (n_classes,)
+""" + _ELM_PARAMS_DOC.replace('(n_hidden,) or (n_hidden, n_outputs)', '(n_hidden, n_columns)') + """
+    classes_ : ndarray of shape (n_classes,)
 
     Examples
     --------
@@ -774,17 +987,67 @@ class ELMClassifier(OneVsAllClassifierMixin, _ELMBase):
     """
 
 # %% ../nbs/02_core.ipynb #dc633802
+class NystroemMap:
+    """The Nyström feature map $\\phi(x) = k(x, Z)\\,U_r\\Lambda_r^{-1/2}$ of a kernel on `m` landmark points Z, with
+    $K_{ZZ} = U\\Lambda U^T$ restricted to eigenvalues above `rcond` times the largest: $\\phi(x)^T\\phi(z)$ is the
+    Nyström approximation $k(x, Z)K_{ZZ}^{+}k(Z, z)$ of $k(x, z)$. A picklable callable (a `transform` for
+    `NormalEquations`).
+
+    Parameters
+    ----------
+    kernel : callable
+        `kernel(A, B)` returns the Gram matrix between the rows of A and B.
+    landmarks : ndarray of shape (m, n_features)
+    rcond : float, default=1e-12
+
+    Attributes
+    ----------
+    landmarks : ndarray of shape (m, n_features)
+    normalization : ndarray of shape (m, rank)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Z = np.random.default_rng(0).normal(size=(5, 2))
+    >>> phi = NystroemMap(lambda A, B: A @ B.T, Z)      # the linear kernel has rank 2
+    >>> phi(Z).shape
+    (5, 2)
+    """
+    def __init__(self, kernel, landmarks, rcond=1e-12):
+        self.kernel, self.landmarks = kernel, landmarks
+        lam, U = np.linalg.eigh(kernel(landmarks, landmarks))
+        keep = lam > rcond * max(lam.max(), 0.0)
+        if not keep.any():
+            raise ValueError("the kernel matrix of the landmarks is zero: no Nyström features")
+        self.normalization = U[:, keep] / np.sqrt(lam[keep])
+
+    def __call__(self, X):
+        return self.kernel(X, self.landmarks) @ self.normalization
+
 class _KernelELMBase(BaseEstimator):
-    def __init__(self, C=1.0, kernel='rbf', gamma=None, degree=3, coef0=1.0, kernel_params=None, fit_intercept=True):
+    def __init__(self, C=1.0, kernel='rbf', gamma=None, degree=3, coef0=1.0, kernel_params=None, fit_intercept=True,
+                 solver='exact', n_components=1000, random_state=None):
         self.C, self.kernel, self.gamma, self.degree, self.coef0 = C, kernel, gamma, degree, coef0
         self.kernel_params, self.fit_intercept = kernel_params, fit_intercept
+        self.solver, self.n_components, self.random_state = solver, n_components, random_state
 
     def _kernel(self, X, Z):
         return compute_kernel(X, Z, self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
 
-    def _fit_targets(self, X, T):
+    def _check_params(self):
         check_positive(self.C, 'C')
         _check_bool(self.fit_intercept, 'fit_intercept')
+        if self.solver not in ('exact', 'nystrom'):
+            raise ValueError(f"solver must be 'exact' or 'nystrom', got {self.solver!r}")
+        if self.solver == 'nystrom':
+            check_positive(self.n_components, 'n_components', integer=True)
+            if self.kernel == 'precomputed':
+                raise ValueError("solver='nystrom' needs the inputs, not kernel='precomputed'")
+
+    def _fit_targets(self, X, T):
+        self._check_params()
+        if self.solver == 'nystrom':
+            return self._fit_normal_equations(X, lambda transform, width: normal_equations(transform, X, T, width))
         n = X.shape[0]
         if self.kernel == 'precomputed':
             if X.shape[0] != X.shape[1]:
@@ -793,15 +1056,40 @@ class _KernelELMBase(BaseEstimator):
             K = np.array(X, dtype=np.float64)
         else:
             check_memory(8 * n * n, f"the {n} x {n} kernel matrix of kernel ELM",
-                         "fit on a subsample, or use an ELM (ELMRegressor/ELMClassifier) whose memory is O(L^2)")
+                         "use solver='nystrom' (memory O(N m)), or an ELM whose memory is O(L^2)")
             K = self._kernel(X, X)
         self.target_offset_ = T.mean(axis=0) if self.fit_intercept else np.zeros(T.shape[1:])
         self.dual_coef_ = kernel_ridge_solve(K, T - self.target_offset_, self.C, overwrite_k=True)
         self.X_fit_ = X
         return self
 
+    def _fit_normal_equations(self, X, accumulate):
+        "Nyström fit: landmarks drawn from the rows of X (NumPy or Dask), then ridge regression on their features."
+        self._check_params()
+        if self.solver != 'nystrom':
+            raise ValueError("a Dask fit of kernel ELM needs solver='nystrom'")
+        rng = check_random_state(self.random_state)
+        n = X.shape[0]
+        idx = np.sort(rng.choice(n, size=min(int(self.n_components), n), replace=False))
+        landmarks = X[idx]
+        landmarks = np.asarray(landmarks.compute() if hasattr(landmarks, 'compute') else landmarks, dtype=np.float64)
+        feature_map = NystroemMap(self._kernel, landmarks)
+        ne = accumulate(feature_map, feature_map.normalization.shape[1])
+        self.coef_, self.target_offset_ = _ridge_from_normal_equations(
+            ne, self.C, 'targets' if self.fit_intercept else 'none')
+        self.feature_map_, self.n_features_in_ = feature_map, X.shape[1]
+        return self
+
     def _decision(self, X):
         check_is_fitted(self)
+        if self.solver == 'nystrom':
+            if _is_dask_array(X):
+                return X.rechunk({1: -1}).map_blocks(self._decision, dtype=np.float64,
+                                                     drop_axis=None if self.coef_.ndim > 1 else 1,
+                                                     chunks=(X.chunks[0],) + tuple((s,) for s in self.coef_.shape[1:]))
+            X = _validate_predict(self, X)
+            return kernel_product(lambda A, _: self.feature_map_(A), X, self.feature_map_.landmarks, self.coef_) \
+                + self.target_offset_
         _check_shape_2d(X, 'X')
         if self.kernel == 'precomputed':
             X = check_array(X, dtype=np.float64, input_name='X')
@@ -837,19 +1125,32 @@ _KELM_PARAMS_DOC = """
     fit_intercept : bool, default=True
         Centre the targets on their training mean before the solve and add it back to predictions (a constant
         offset is otherwise shrunk towards 0 by the penalty); False is Huang's form.
+    solver : {'exact', 'nystrom'}, default='exact'
+        'exact' factorises the N x N kernel matrix: O(N^2) memory (checked against the available memory before
+        allocating) and O(N^3) time. 'nystrom' replaces the kernel by its Nyström approximation on
+        `n_components` landmarks drawn from the training rows: ridge regression on the features `NystroemMap`,
+        O(N m) time in row blocks and O(m^2) memory; it also accepts Dask arrays.
+    n_components : int, default=1000
+        Number of Nyström landmarks m.
+    random_state : int, RandomState or None, default=None
+        Seed of the landmark draw (Nyström only).
 
     Attributes
     ----------
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-    target_offset_ : float or ndarray of shape (n_outputs,)
+        Exact solver: the dual coefficients.
     X_fit_ : ndarray of shape (n_samples, n_features)
+        Exact solver: the training inputs.
+    feature_map_ : NystroemMap
+        Nyström solver: the feature map.
+    coef_ : ndarray of shape (rank,) or (rank, n_outputs)
+        Nyström solver: the weights of the features.
+    target_offset_ : float or ndarray of shape (n_outputs,)
     n_features_in_ : int
 
     Notes
     -----
-    Fitting builds and factorises the N x N kernel matrix: O(N^2) memory (checked against the available memory
-    before allocating) and O(N^3) time. Predictions build the query-by-training kernel in blocks of at most
-    `PREDICT_CHUNK_BYTES`.
+    Predictions build the query-by-training kernel in blocks of at most `PREDICT_CHUNK_BYTES`.
 """
 
 class KernelELMRegressor(TargetRegressorMixin, _KernelELMBase):
