@@ -219,7 +219,7 @@ def dask_scheduler(address):
     cluster = None
     if address == 'local':
         cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+                               dashboard_address=':0')
     with Client(cluster if cluster is not None else address) as client, joblib.parallel_config(backend='dask'):
         print(f'Dask scheduler: {client.scheduler.address} '
               f'({len(client.scheduler_info()["workers"])} workers)', file=sys.stderr, flush=True)
