@@ -37,8 +37,8 @@ from .core import limit_blas_threads
 # %% auto #0
 __all__ = ['METRICS', 'CASES', 'RESERVED_FIELDS', 'PAPERS', 'nrmse', 'mean_ci', 'Table', 'ReproductionTable', 'task_store',
            'run_tasks', 'single_threaded', 'grid_search', 'CrossTestResult', 'cross_test', 'SplitResults',
-           'paired_ttest', 'repeated_splits', 'BenchCase', 'CaseInfo', 'bench_case', 'check_target', 'run_case',
-           'Paper']
+           'paired_ttest', 'repeated_splits', 'defaults_check', 'BenchCase', 'CaseInfo', 'bench_case', 'check_target',
+           'run_case', 'Paper']
 
 # %% ../nbs/01_experiments.ipynb #68001c5b
 def _check_targets(y, name='y', allow_2d=False):
@@ -679,6 +679,80 @@ def repeated_splits(estimators, X, y, n_repeats=10, test_size=0.5, stratify=None
     scores = {k: np.array([o[1] for o in out if o[0] == k]) for k in models}
     times = {k: np.array([o[2] for o in out if o[0] == k]) for k in models}
     return SplitResults(label, scores, times, confidence)
+
+# %% ../nbs/01_experiments.ipynb #b3453aae
+def _default_peers(task):
+    "scikit-learn's default estimators for a task: the bar a kelm_nb default must reach."
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.linear_model import Ridge
+    from sklearn.svm import SVC, SVR
+    if task == 'regression':
+        return {'Ridge()': Ridge(), "KernelRidge('rbf')": KernelRidge(kernel='rbf'), 'SVR()': SVR()}
+    return {'SVC()': SVC()}
+
+def _cv_score(estimator, name, max_rows, random_state):
+    "One task of `defaults_check`: the mean 3-fold CV score of `estimator` (scaled inputs) on data set `name`."
+    from sklearn.model_selection import cross_val_score
+    from kelm_nb.datasets import DATASETS, load_dataset
+    X, y = load_dataset(name)
+    if len(X) > max_rows:
+        keep = np.random.default_rng(random_state).choice(len(X), max_rows, replace=False)
+        X, y = X[keep], y[keep]
+    regression = DATASETS[name]['task'] == 'regression'
+    cv = (KFold if regression else StratifiedKFold)(3, shuffle=True, random_state=random_state)
+    model = Pipeline([('scale', StandardScaler()), ('model', clone(estimator))])
+    return float(np.mean(cross_val_score(model, X, y, cv=cv, scoring='r2' if regression else 'accuracy')))
+
+def defaults_check(estimators, task, datasets=None, max_rows=1000, tolerance=0.05, random_state=0, n_jobs=1,
+                   progress=None):
+    """Scores of default-constructed estimators and of scikit-learn's default peers on the bundled data sets.
+
+    Parameters
+    ----------
+    estimators : dict
+        `{name: estimator}` (normally each class constructed with no argument).
+    task : {'regression', 'classification'}
+        Which bundled sets: the regression sets, or the binary and multi-class ones.
+    datasets : list of str, optional
+        A subset of the bundled sets of the task.
+    max_rows : int, default=1000
+        Larger sets are subsampled (without replacement) to this many rows.
+    tolerance : float, default=0.05
+        A score more than this below the best peer's is a shortfall (accuracy or R² points / 100).
+    random_state : int, default=0
+    n_jobs : int, default=1
+    progress : bool or None, default=None
+
+    Returns
+    -------
+    (Table, list of (str, str, float))
+        The table (rows: data sets; columns: our estimators, the peers, the bar) and the shortfalls
+        `(estimator, data set, score - bar)`.
+    """
+    from kelm_nb.datasets import list_datasets
+    if task not in ('regression', 'classification'):
+        raise ValueError(f"task must be 'regression' or 'classification', got {task!r}")
+    names = datasets or [d['name'] for d in list_datasets()
+                         if (d['task'] == 'regression') == (task == 'regression')]
+    peers = _default_peers(task)
+    models = {**estimators, **peers}
+    scores = run_tasks(_cv_score, [(m, d, max_rows, random_state) for d in names for m in models.values()],
+                       n_jobs=n_jobs, desc='defaults', progress=progress)
+    scores = np.array(scores).reshape(len(names), len(models))
+    metric = 'R²' if task == 'regression' else 'accuracy'
+    columns = [re.sub(r'\W+', '_', k).strip('_') for k in models] + ['bar']
+    table = Table(f'Default constructors vs scikit-learn defaults ({task}, mean 3-fold CV {metric}, '
+                  f'at most {max_rows} rows)', columns=columns, digits=3)
+    shortfalls = []
+    for d, row in zip(names, scores):
+        bar = float(row[len(estimators):].max())
+        short = [(k, d, float(s - bar)) for k, s in zip(estimators, row) if s < bar - tolerance]
+        shortfalls += short
+        table.add(d, note=', '.join(f'{k} {gap:+.3f}' for k, _, gap in short),
+                  **dict(zip(columns, [float(v) for v in row] + [bar])))
+    table.note = (f"note: our estimators more than {tolerance} below the bar (the best peer); "
+                  f"{len(shortfalls)} shortfall(s)")
+    return table, shortfalls
 
 # %% ../nbs/01_experiments.ipynb #9ca99604
 @dataclass
