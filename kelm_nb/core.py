@@ -6,10 +6,10 @@
 __all__ = ['POSITIVE', 'POSITIVE_INT', 'ACTIVATIONS', 'PREDICT_CHUNK_BYTES', 'KERNELS', 'check_positive', 'check_array_2d',
            'keep_state_on_error', 'RandomHiddenLayer', 'hidden_output', 'limit_blas_threads', 'available_memory',
            'check_memory', 'row_chunks', 'kernel_product', 'IllConditionedWarning', 'spd_solve', 'ridge_solve',
-           'kernel_ridge_solve', 'NormalEquations', 'block_rows', 'normal_equations', 'register_kernel',
-           'compute_kernel', 'encode_labels', 'decode_scores', 'dask_normal_equations', 'BlockwiseFitMixin',
-           'TargetRegressorMixin', 'OneVsAllClassifierMixin', 'ELMRegressor', 'ELMClassifier', 'NystroemMap',
-           'KernelELMRegressor', 'KernelELMClassifier']
+           'kernel_ridge_solve', 'kernel_ridge_with_bias', 'NormalEquations', 'block_rows', 'normal_equations',
+           'register_kernel', 'compute_kernel', 'encode_labels', 'decode_scores', 'dask_normal_equations',
+           'BlockwiseFitMixin', 'TargetRegressorMixin', 'OneVsAllClassifierMixin', 'ELMRegressor', 'ELMClassifier',
+           'NystroemMap', 'KernelELMRegressor', 'KernelELMClassifier']
 
 # %% ../nbs/02_core.ipynb #a05116be
 import contextlib
@@ -468,6 +468,34 @@ def kernel_ridge_solve(K, T, C, *, overwrite_k=False):
     A = K if overwrite_k else K.copy()
     return spd_solve(_add_to_diagonal(A, 1.0 / C), T, overwrite_a=True)
 
+def kernel_ridge_with_bias(K, T, C, *, overwrite_k=False):
+    """Dual coefficients and unpenalised bias of kernel ridge regression (the LS-SVM system of Suykens):
+    $(K + I/C)\alpha + b\mathbf 1 = T$, $\mathbf 1^T\alpha = 0$, with one Cholesky factorisation and the extra
+    right-hand side $\mathbf 1$: $b = \mathbf 1^TA^{-1}T / \mathbf 1^TA^{-1}\mathbf 1$, $\alpha = A^{-1}(T - b\mathbf 1)$.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Kernel matrix (symmetric positive semidefinite).
+    T : ndarray of shape (n,) or (n, n_outputs)
+    C : float
+        Regularisation (> 0).
+    overwrite_k : bool, default=False
+        Factorise in K's memory.
+
+    Returns
+    -------
+    (ndarray, float or ndarray)
+        `alpha` with the shape of T, and `b` (one per output).
+    """
+    T = np.asarray(T, dtype=np.float64)
+    T2 = T[:, None] if T.ndim == 1 else T
+    Z = kernel_ridge_solve(K, np.column_stack([T2, np.ones(K.shape[0])]), C, overwrite_k=overwrite_k)
+    A_T, A_1 = Z[:, :-1], Z[:, -1]
+    b = A_T.sum(axis=0) / A_1.sum()          # 1'A^-1 1 > 0: A is positive definite
+    alpha = A_T - np.outer(A_1, b)
+    return (alpha[:, 0], float(b[0])) if T.ndim == 1 else (alpha, b)
+
 # %% ../nbs/02_core.ipynb #db7b633d
 class NormalEquations:
     """The sufficient statistics of a least-squares problem, accumulated over row blocks: the row count n, the column
@@ -748,7 +776,7 @@ class _ELMBase(BaseEstimator):
     _parameter_constraints = {**RandomHiddenLayer._parameter_constraints, 'C': [POSITIVE, None],
                               'fit_intercept': ['boolean']}
 
-    def __init__(self, n_hidden=100, activation='sigmoid', C=1.0, fit_intercept=True, distribution='uniform',
+    def __init__(self, n_hidden, activation='sigmoid', C=1.0, fit_intercept=True, distribution='uniform',
                  weight_range='auto', bias_range=(-1.0, 1.0), weight_scale='auto', bias_scale=1.0, random_state=None):
         self.n_hidden, self.activation, self.C, self.fit_intercept = n_hidden, activation, C, fit_intercept
         self.distribution, self.weight_range, self.bias_range = distribution, weight_range, bias_range
@@ -949,8 +977,8 @@ class OneVsAllClassifierMixin(ClassifierMixin):
 _ELM_PARAMS_DOC = """
     Parameters
     ----------
-    n_hidden : int, default=100
-        Number of hidden units L.
+    n_hidden : int, default=300 (regressor) or 1000 (classifier)
+        Number of hidden units L (the defaults were chosen on the bundled data sets: the core notebook's table).
     activation : str or callable, default='sigmoid'
         Hidden activation: a name in `ACTIVATIONS` or an elementwise callable.
     C : float or None, default=1.0
@@ -980,6 +1008,11 @@ _ELM_PARAMS_DOC = """
 """
 
 class ELMRegressor(BlockwiseFitMixin, TargetRegressorMixin, _ELMBase):
+    def __init__(self, n_hidden=300, activation='sigmoid', C=1.0, fit_intercept=True, distribution='uniform',
+                 weight_range='auto', bias_range=(-1.0, 1.0), weight_scale='auto', bias_scale=1.0, random_state=None):
+        super().__init__(n_hidden, activation, C, fit_intercept, distribution, weight_range, bias_range,
+                         weight_scale, bias_scale, random_state)
+
     __doc__ = """Extreme learning machine regressor (Huang et al. 2006; regularised form of Huang et al. 2012).
 
     A random hidden layer $h(x) = g(Wx + b)$ followed by ridge regression of the targets on $h(x)$.
@@ -993,6 +1026,12 @@ class ELMRegressor(BlockwiseFitMixin, TargetRegressorMixin, _ELMBase):
     """
 
 class ELMClassifier(BlockwiseFitMixin, OneVsAllClassifierMixin, _ELMBase):
+    # least squares on ±1 targets needs more hidden units than regression to draw class boundaries (measured)
+    def __init__(self, n_hidden=1000, activation='sigmoid', C=1.0, fit_intercept=True, distribution='uniform',
+                 weight_range='auto', bias_range=(-1.0, 1.0), weight_scale='auto', bias_scale=1.0, random_state=None):
+        super().__init__(n_hidden, activation, C, fit_intercept, distribution, weight_range, bias_range,
+                         weight_scale, bias_scale, random_state)
+
     __doc__ = """ELM classifier: ridge regression of one-vs-all ±1 targets on random hidden features; the largest
     output wins (Huang et al. 2012).
 """ + _ELM_PARAMS_DOC.replace('(n_hidden,) or (n_hidden, n_outputs)', '(n_hidden, n_columns)') + """
@@ -1084,8 +1123,11 @@ class _KernelELMBase(BaseEstimator):
             check_memory(8 * n * n, f"the {n} x {n} kernel matrix of kernel ELM",
                          "use solver='nystrom' (memory O(N m)), or an ELM whose memory is O(L^2)")
             K = self._kernel(X, X)
-        self.target_offset_ = T.mean(axis=0) if self.fit_intercept else np.zeros(T.shape[1:])
-        self.dual_coef_ = kernel_ridge_solve(K, T - self.target_offset_, self.C, overwrite_k=True)
+        if self.fit_intercept:
+            self.dual_coef_, self.intercept_ = kernel_ridge_with_bias(K, T, self.C, overwrite_k=True)
+        else:
+            self.dual_coef_ = kernel_ridge_solve(K, T, self.C, overwrite_k=True)
+            self.intercept_ = 0.0 if T.ndim == 1 else np.zeros(T.shape[1])
         self.X_fit_ = X
         return self
 
@@ -1101,8 +1143,7 @@ class _KernelELMBase(BaseEstimator):
         landmarks = np.asarray(landmarks.compute() if hasattr(landmarks, 'compute') else landmarks, dtype=np.float64)
         feature_map = NystroemMap(self._kernel, landmarks)
         ne = accumulate(feature_map, feature_map.normalization.shape[1])
-        self.coef_, self.target_offset_ = _ridge_from_normal_equations(
-            ne, self.C, 'targets' if self.fit_intercept else 'none')
+        self.coef_, self.intercept_ = _ridge_from_normal_equations(ne, self.C, 'both' if self.fit_intercept else 'none')
         self.feature_map_, self.n_features_in_ = feature_map, X.shape[1]
         return self
 
@@ -1115,16 +1156,16 @@ class _KernelELMBase(BaseEstimator):
                                                      chunks=(X.chunks[0],) + tuple((s,) for s in self.coef_.shape[1:]))
             X = _validate_predict(self, X)
             return kernel_product(lambda A, _: self.feature_map_(A), X, self.feature_map_.landmarks, self.coef_) \
-                + self.target_offset_
+                + self.intercept_
         _check_shape_2d(X, 'X')
         if self.kernel == 'precomputed':
             X = check_array(X, dtype=np.float64, input_name='X')
             if X.shape[1] != self.X_fit_.shape[0]:
                 raise ValueError(f"X must be a precomputed kernel of shape (n_queries, {self.X_fit_.shape[0]}), "
                                  f"got {X.shape}")
-            return X @ self.dual_coef_ + self.target_offset_
+            return X @ self.dual_coef_ + self.intercept_
         X = _validate_predict(self, X)
-        return kernel_product(self._kernel, X, self.X_fit_, self.dual_coef_) + self.target_offset_
+        return kernel_product(self._kernel, X, self.X_fit_, self.dual_coef_) + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -1149,8 +1190,9 @@ _KELM_PARAMS_DOC = """
     kernel_params : dict or None, default=None
         Further keyword arguments of the kernel (e.g. `{'sigma_w': 10.0}` for 'asymptotic').
     fit_intercept : bool, default=True
-        Centre the targets on their training mean before the solve and add it back to predictions (a constant
-        offset is otherwise shrunk towards 0 by the penalty); False is Huang's form.
+        Fit an unpenalised intercept b, $f(x) = k(x, X)\alpha + b$ with $\mathbf 1^T\alpha = 0$ (the LS-SVM system,
+        `kernel_ridge_with_bias`: one extra right-hand side); without it a constant offset of the targets is shrunk
+        towards 0 by the penalty, and a classifier of unbalanced classes is biased. False is Huang's form.
     solver : {'exact', 'nystrom'}, default='exact'
         'exact' factorises the N x N kernel matrix: O(N^2) memory (checked against the available memory before
         allocating) and O(N^3) time. 'nystrom' replaces the kernel by its Nyström approximation on
@@ -1171,7 +1213,7 @@ _KELM_PARAMS_DOC = """
         Nyström solver: the feature map.
     coef_ : ndarray of shape (rank,) or (rank, n_outputs)
         Nyström solver: the weights of the features.
-    target_offset_ : float or ndarray of shape (n_outputs,)
+    intercept_ : float or ndarray of shape (n_outputs,)
     n_features_in_ : int
 
     Notes
