@@ -153,6 +153,105 @@ def _kelm_fit_case(quick=False):
     quality = lambda p_ours, p_peer: _prediction_quality(y_pred, p_ours, p_peer)
     return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3)
 
+# %% ../nbs/08_bench.ipynb #60b89ce8
+_OOC_SCRIPT = r'''
+import json, resource, sys, time
+import numpy as np
+from kelm_nb import ELMRegressor
+path_x, path_y, n_rows, block = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+
+def npy_blocks(path, n_rows, width, block):
+    "Rows of a 2-D (or 1-D) float64 .npy file, `block` at a time, read with np.fromfile (no memory map)."
+    with open(path, 'rb') as f:
+        np.lib.format.read_magic(f); np.lib.format.read_array_header_1_0(f)
+        for start in range(0, n_rows, block):
+            rows = min(block, n_rows - start)
+            yield np.fromfile(f, dtype=np.float64, count=rows * width).reshape((rows, width) if width > 1 else rows)
+
+t0 = time.perf_counter()
+model = ELMRegressor(1000, random_state=0).fit_blocks(zip(npy_blocks(path_x, n_rows, 8, block),
+                                                          npy_blocks(path_y, n_rows, 1, block)))
+seconds = time.perf_counter() - t0
+print(json.dumps({'seconds': seconds, 'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  'coef_head': model.coef_[:5].tolist()}))
+'''
+
+def _write_regression_npy(folder, n_rows, block=1_000_000, random_state=0):
+    "A generated regression set (8 inputs, a smooth target plus noise) written block by block to X.npy, y.npy."
+    import os
+    path_x, path_y = os.path.join(folder, 'X.npy'), os.path.join(folder, 'y.npy')
+    X = np.lib.format.open_memmap(path_x, mode='w+', dtype=np.float64, shape=(n_rows, 8))
+    y = np.lib.format.open_memmap(path_y, mode='w+', dtype=np.float64, shape=(n_rows,))
+    rng = np.random.default_rng(random_state)
+    for start in range(0, n_rows, block):
+        xb = rng.uniform(-1, 1, size=(min(block, n_rows - start), 8))
+        X[start:start + len(xb)] = xb
+        y[start:start + len(xb)] = np.sin(3 * xb[:, 0]) + xb[:, 1] * xb[:, 2] - xb[:, 3] ** 2 + \
+            0.1 * rng.normal(size=len(xb))
+    X.flush(); y.flush()
+    del X, y
+    return path_x, path_y
+
+@bench_case('elm_out_of_core', target='rows_per_s_ratio >= 0.667 and peak_rss_mb <= 2048',
+            description='ELMRegressor(1000) fit_blocks over 20 M rows x 8 streamed from .npy files in blocks of '
+                        '50 000 (fresh process, peak RSS) vs the in-memory fit on 2 M rows')
+def _elm_out_of_core_case(quick=False):
+    import json, subprocess, tempfile
+    n_ooc, n_mem = (200_000, 100_000) if quick else (20_000_000, 2_000_000)
+    folder = tempfile.mkdtemp(prefix='kelm_nb_ooc_')
+    path_x, path_y = _write_regression_npy(folder, n_ooc)
+    X_mem = np.load(path_x, mmap_mode='r')[:n_mem].copy()
+    y_mem = np.load(path_y, mmap_mode='r')[:n_mem].copy()
+
+    def ours():
+        out = subprocess.run([sys.executable, '-c', _OOC_SCRIPT, path_x, path_y, str(n_ooc), '50000'],
+                             capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    def peer():
+        t0 = time.perf_counter()
+        ELMRegressor(1000, random_state=0).fit(X_mem, y_mem)
+        return time.perf_counter() - t0
+
+    def quality(r_ours, r_peer):
+        ours_rate, mem_rate = n_ooc / r_ours['seconds'], n_mem / r_peer
+        return {'rows_out_of_core': n_ooc, 'rows_in_memory': n_mem, 'ours_rows_per_s': ours_rate,
+                'in_memory_rows_per_s': mem_rate, 'rows_per_s_ratio': ours_rate / mem_rate,
+                'peak_rss_mb': r_ours['peak_rss_mb'], 'X_on_disk_mb': n_ooc * 8 * 8 / 2 ** 20}
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1)
+
+@bench_case('kelm_nystrom', target='nrmse_ratio_m2000 <= 1.02 and speedup_m2000 >= 10',
+            description="KernelELMRegressor(solver='nystrom', m in {500, 1000, 2000}) vs the exact solver on "
+                        'calhousing (15 325 training rows, RBF gamma=0.5, C=10): time and test NRMSE')
+def _kelm_nystrom_case(quick=False):
+    from kelm_nb.experiments import nrmse
+    X_tr, X_te, y_tr, y_te = _calhousing_split()
+    if quick: X_tr, y_tr = X_tr[:1500], y_tr[:1500]
+    sizes = (100, 200, 400) if quick else (500, 1000, 2000)
+    make = lambda **kw: KernelELMRegressor(C=10.0, kernel='rbf', gamma=0.5, **kw)
+
+    def ours():
+        out = {}
+        for m in sizes:
+            t0 = time.perf_counter()
+            model = make(solver='nystrom', n_components=m, random_state=0).fit(X_tr, y_tr)
+            out[m] = (time.perf_counter() - t0, nrmse(y_te, model.predict(X_te)))
+        return out
+
+    def peer():
+        t0 = time.perf_counter()
+        model = make().fit(X_tr, y_tr)
+        return time.perf_counter() - t0, nrmse(y_te, model.predict(X_te))
+
+    def quality(r_ours, r_peer):
+        q = {'n_train': len(X_tr), 'exact_s': r_peer[0], 'exact_nrmse': r_peer[1]}
+        for k, m in zip(('m500', 'm1000', 'm2000'), sizes):
+            q[f'time_{k}'], q[f'nrmse_{k}'] = r_ours[m]
+            q[f'nrmse_ratio_{k}'] = r_ours[m][1] / r_peer[1]
+            q[f'speedup_{k}'] = r_peer[0] / r_ours[m][0]
+        return q
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1)
+
 # %% ../nbs/08_bench.ipynb #a4fc3634
 def _mg_python(n_out, stride, skip, m, h, a=0.2, b=0.1, x0=1.2):
     "The same RK4 + Hermite-midpoint scheme as kelm_nb.datasets._mg_integrate, in plain Python (the peer)."

@@ -556,16 +556,19 @@ class NormalEquations:
         self.n = total
         return self
 
-    def add(self, H, T):
-        "Add the rows of `H` (n_rows, n_features) and their targets `T`; returns self."
-        H = np.array(H, dtype=np.float64, order='F')      # our own copy: centred in place below
+    def add(self, H, T, overwrite_h=False):
+        """Add the rows of `H` (n_rows, n_features) and their targets `T`; returns self. With `overwrite_h` a
+        float64 `H` that owns its memory (a fresh array, not a view of someone's data) is centred in place."""
+        H = np.asarray(H, dtype=np.float64)
+        if not (overwrite_h and H.flags.owndata and H.flags.writeable and H.flags.c_contiguous):
+            H = np.array(H, order='C')                    # our own copy: centred in place below
         T = np.asarray(T, dtype=np.float64)
         if H.shape[0] == 0: return self
         _check_finite(H, 'H'); _check_finite(T, 'T')
         h_mean, t_mean = H.mean(axis=0), T.mean(axis=0)
         H -= h_mean
-        # the block's centred moment: upper triangle of Hc^T Hc by syrk (trans=1 reads the n x L block as its transpose)
-        M_hh = scipy.linalg.blas.dsyrk(1.0, H, trans=1, lower=0)
+        # the block's centred moment: the upper triangle of Hc^T Hc by syrk on the F-ordered view Hc^T (no copy)
+        M_hh = scipy.linalg.blas.dsyrk(1.0, H.T, trans=0, lower=0)
         M_ht = H.T @ (T - t_mean)
         return self._merge(H.shape[0], h_mean, t_mean, M_hh, M_ht)
 
@@ -586,6 +589,16 @@ class NormalEquations:
     def cross(self, centered=False):
         "$H^TT$, or the centred $\\sum_i (h_i - \\bar h)(t_i - \\bar t)^T$ (a new array)."
         return self.M_ht + (0.0 if centered else self.n * np.multiply.outer(self.h_mean, self.t_mean))
+
+    def in_basis(self, M):
+        """The statistics of $HM$ for a matrix M of shape (n_features, k), without revisiting the rows:
+        $M^TM_{HH}M$, $M^TM_{HT}$ and $M^T\bar h$ (used by the Nyström solver, whose features are
+        $k(x, Z)\,M$)."""
+        out = NormalEquations(0)
+        out.n, out.t_mean, out.h_mean = self.n, np.array(self.t_mean, copy=True), M.T @ self.h_mean
+        out.M_hh = np.asfortranarray(M.T @ self.gram(centered=True) @ M)
+        out.M_ht = M.T @ self.M_ht
+        return out
 
     @property
     def h_sum(self):
@@ -623,7 +636,7 @@ def normal_equations(transform, X, T, width, rows_per_block=None):
     step = block_rows(width) if rows_per_block is None else int(rows_per_block)
     ne = NormalEquations(width, T.shape[1:])
     for start in range(0, X.shape[0], step):
-        ne.add(transform(X[start:start + step]), T[start:start + step])
+        ne.add(transform(X[start:start + step]), T[start:start + step], overwrite_h=True)
     return ne
 
 # %% ../nbs/02_core.ipynb #97b2682d
@@ -737,8 +750,8 @@ def _elm_solution(layer, X, T, C, fit_intercept):
     return beta, (float(intercept) if np.ndim(intercept) == 0 else intercept)
 
 def _block_normal_equations(transform, X, T, width):
-    "The `NormalEquations` of one block (a task of the distributed fit)."
-    return NormalEquations(width, np.shape(T)[1:]).add(transform(np.asarray(X, dtype=np.float64)), T)
+    "The `NormalEquations` of one chunk (a task of the distributed fit), in sub-blocks of H of at most 32 MB."
+    return normal_equations(transform, np.asarray(X, dtype=np.float64), np.asarray(T), width)
 
 def dask_normal_equations(transform, X, T, width, split_every=8):
     """`NormalEquations` of $H=$ `transform(X)` for a Dask array `X` (and targets `T`, Dask or NumPy), reduced over
@@ -873,9 +886,9 @@ class BlockwiseFitMixin:
         encode = self._block_targets(classes)
         def accumulate(transform, width):
             ne = None
-            for Xb, yb in itertools.chain([first], pairs):
-                T = encode(yb)
-                ne = (ne if ne is not None else NormalEquations(width, T.shape[1:])).add(transform(Xb), T)
+            for Xb, yb in itertools.chain([first], pairs):   # each user block in sub-blocks of H of at most 32 MB
+                part = normal_equations(transform, Xb, encode(yb), width)
+                ne = part if ne is None else ne + part
             return ne
         return self._fit_normal_equations(first[0], accumulate)
 
@@ -1132,7 +1145,9 @@ class _KernelELMBase(BaseEstimator):
         return self
 
     def _fit_normal_equations(self, X, accumulate):
-        "Nyström fit: landmarks drawn from the rows of X (NumPy or Dask), then ridge regression on their features."
+        """Nyström fit: landmarks Z drawn from the rows of X (NumPy or Dask); the sums of the raw kernel columns
+        $k(x, Z)$ are accumulated over row blocks, turned into those of the features $k(x, Z)M$ (`in_basis`), and
+        ridge regression on them gives weights on the landmarks, $f(x) = k(x, Z)\,w + b$ with $w = M\beta$."""
         self._check_params()
         if self.solver != 'nystrom':
             raise ValueError("a Dask fit of kernel ELM needs solver='nystrom'")
@@ -1142,9 +1157,11 @@ class _KernelELMBase(BaseEstimator):
         landmarks = X[idx]
         landmarks = np.asarray(landmarks.compute() if hasattr(landmarks, 'compute') else landmarks, dtype=np.float64)
         feature_map = NystroemMap(self._kernel, landmarks)
-        ne = accumulate(feature_map, feature_map.normalization.shape[1])
-        self.coef_, self.intercept_ = _ridge_from_normal_equations(ne, self.C, 'both' if self.fit_intercept else 'none')
-        self.feature_map_, self.n_features_in_ = feature_map, X.shape[1]
+        ne = accumulate(functools.partial(self._kernel, Z=landmarks), len(landmarks))
+        beta, self.intercept_ = _ridge_from_normal_equations(ne.in_basis(feature_map.normalization), self.C,
+                                                            'both' if self.fit_intercept else 'none')
+        self.dual_coef_ = feature_map.normalization @ beta
+        self.landmarks_, self.n_features_in_ = landmarks, X.shape[1]
         return self
 
     def _decision(self, X):
@@ -1152,11 +1169,10 @@ class _KernelELMBase(BaseEstimator):
         if self.solver == 'nystrom':
             if _is_dask_array(X):
                 return X.rechunk({1: -1}).map_blocks(self._decision, dtype=np.float64,
-                                                     drop_axis=None if self.coef_.ndim > 1 else 1,
-                                                     chunks=(X.chunks[0],) + tuple((s,) for s in self.coef_.shape[1:]))
+                                                     drop_axis=None if self.dual_coef_.ndim > 1 else 1,
+                                                     chunks=(X.chunks[0],) + tuple((s,) for s in self.dual_coef_.shape[1:]))
             X = _validate_predict(self, X)
-            return kernel_product(lambda A, _: self.feature_map_(A), X, self.feature_map_.landmarks, self.coef_) \
-                + self.intercept_
+            return kernel_product(self._kernel, X, self.landmarks_, self.dual_coef_) + self.intercept_
         _check_shape_2d(X, 'X')
         if self.kernel == 'precomputed':
             X = check_array(X, dtype=np.float64, input_name='X')
@@ -1206,13 +1222,11 @@ _KELM_PARAMS_DOC = """
     Attributes
     ----------
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-        Exact solver: the dual coefficients.
+        Weights of the kernel columns: of the training rows (exact) or of the landmarks (Nyström).
     X_fit_ : ndarray of shape (n_samples, n_features)
         Exact solver: the training inputs.
-    feature_map_ : NystroemMap
-        Nyström solver: the feature map.
-    coef_ : ndarray of shape (rank,) or (rank, n_outputs)
-        Nyström solver: the weights of the features.
+    landmarks_ : ndarray of shape (n_components, n_features)
+        Nyström solver: the landmarks.
     intercept_ : float or ndarray of shape (n_outputs,)
     n_features_in_ : int
 
