@@ -7,7 +7,7 @@ __all__ = ['AUTO_GAMMA_FACTORS', 'DEGENERATE_IDENTITY_WEIGHT', 'KernelBank', 'Ar
            'GaussianKernelBank', 'MKLResult', 'mkl_objective', 'silp_mkl', 'simplex_qp', 'newton_mkl', 'qcqp_mkl',
            'resolve_kernels', 'kernel_matrices', 'DegenerateFitWarning', 'MKLELMRegressor', 'MKLELMClassifier']
 
-# %% ../nbs/06_mkl.ipynb #624bf183
+# %% ../nbs/06_mkl.ipynb #dfb739ba
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -27,7 +27,7 @@ from .core import (KERNELS, OneVsAllClassifierMixin, TargetRegressorMixin, _chec
                           encode_labels, keep_state_on_error, kernel_product, limit_blas_threads)
 from .kernels import normalize_kernel
 
-# %% ../nbs/06_mkl.ipynb #91ca192b
+# %% ../nbs/06_mkl.ipynb #977dab2e
 def _check_sym_psd(K, name, check_psd=True):
     """Raise a ValueError unless `K` is a square, finite, symmetric and (with `check_psd`) positive semi-definite matrix.
 
@@ -196,7 +196,7 @@ class ArrayKernelBank(KernelBank):
     def matrices(self):
         return list(self.stack)
 
-# %% ../nbs/06_mkl.ipynb #9af54687
+# %% ../nbs/06_mkl.ipynb #ed7d6d37
 @njit(cache=True)
 def _sqdist(X):
     "Squared Euclidean distances between the rows of X (float64 result, clipped at 0)."
@@ -260,6 +260,41 @@ def _gauss_products(D2, gammas, A):
                 for c in range(Q):
                     P[k, i, c] += e * A[j, c]
     return P
+
+@njit(cache=True, fastmath=True)
+def _gauss_quad_row(D2, gammas, A, i, acc):
+    "Add row i's share of q_k (diagonal term + 2 x the pairs j < i) into acc."
+    Q, m = A.shape[1], gammas.shape[0]
+    s0 = 0.0
+    for c in range(Q):
+        s0 += A[i, c] * A[i, c]
+    for k in range(m):
+        acc[k] += s0
+    for j in range(i):
+        gij = 0.0
+        for c in range(Q):
+            gij += A[i, c] * A[j, c]
+        gij *= 2.0
+        d = D2[i, j]
+        for k in range(m):
+            acc[k] += gij * _nexp(gammas[k] * d)
+
+@njit(parallel=True, cache=True)
+def _gauss_quad(D2, gammas, A):
+    """q_k = sum_ij (A A^T)_ij exp(-gammas_k D2_ij) by symmetry (half the exponentials of `_gauss_products`);
+    rows i and n-1-i are paired for load balance."""
+    n, m = A.shape[0], gammas.shape[0]
+    npair = (n + 1) // 2
+    part = np.zeros((npair, m))
+    for p in prange(npair):
+        _gauss_quad_row(D2, gammas, A, p, part[p])
+        if n - 1 - p != p:
+            _gauss_quad_row(D2, gammas, A, n - 1 - p, part[p])
+    q = np.zeros(m)
+    for p in range(npair):
+        for k in range(m):
+            q[k] += part[p, k]
+    return q
 
 def gaussian_sum_kernel(X, Z, gammas, theta):
     """$\\sum_k\\theta_k\\exp(-\\gamma_k\\|x-z\\|^2)$ between the rows of X and Z (the combined kernel of a fitted
@@ -364,6 +399,11 @@ class GaussianKernelBank(KernelBank):
         A = np.ascontiguousarray(np.asarray(A, dtype=np.float64).reshape(self.n_samples, -1))
         return _gauss_products(self.D2, self.gammas, A)
 
+    def quad(self, A):
+        self._bound()
+        A = np.ascontiguousarray(np.asarray(A, dtype=np.float64).reshape(self.n_samples, -1))
+        return _gauss_quad(self.D2, self.gammas, A)
+
     def matrices(self):
         self._bound()
         return [np.exp(-g * self.D2) for g in self.gammas]
@@ -371,7 +411,7 @@ class GaussianKernelBank(KernelBank):
     def __repr__(self):
         return f"GaussianKernelBank(gammas={np.round(self.gammas, 6).tolist()})"
 
-# %% ../nbs/06_mkl.ipynb #ff42bd54
+# %% ../nbs/06_mkl.ipynb #b625ba6d
 def _as_bank(kernels, check_psd=False):
     "A `KernelBank` as given, or an `ArrayKernelBank` of the matrices."
     if isinstance(kernels, KernelBank):
@@ -630,7 +670,7 @@ def mkl_objective(kernels, T, theta, C=None, fit_intercept=False, sample_weight=
     A = ev.A * prob.scale
     return ev.D * prob.scale ** 2, (A.reshape(prob.T_shape) if len(prob.T_shape) == 1 else A)
 
-# %% ../nbs/06_mkl.ipynb #3f3b2845
+# %% ../nbs/06_mkl.ipynb #0eea476b
 _HIGHS_QUIET = False
 
 def _new_highs():
@@ -787,7 +827,7 @@ def silp_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, eps
                       "raise max_iter or use solver='newton'", ConvergenceWarning, stacklevel=2)
     return prob.result(theta, ev, q, it, converged, history, gap if m > 1 else 0.0, 'silp')
 
-# %% ../nbs/06_mkl.ipynb #1c788e6d
+# %% ../nbs/06_mkl.ipynb #6e11eccd
 def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
     """Minimise $\\tfrac12z^\\top Hz+c^\\top z$ over the simplex $\\{z\\ge0,\\ \\mathbf 1^\\top z=1\\}$ (H symmetric
     positive definite) by a primal active-set method: exact, finite, and cheap for the m <= a few hundred weights
@@ -951,7 +991,7 @@ def newton_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, e
                       "iterations (rounding limits the attainable gap near 1e-13)", ConvergenceWarning, stacklevel=2)
     return prob.result(theta, ev, q, it, converged, history, gap if prob.m > 1 else 0.0, 'newton')
 
-# %% ../nbs/06_mkl.ipynb #cee554a8
+# %% ../nbs/06_mkl.ipynb #40812511
 def _import_cvxpy():
     "cvxpy, or an ImportError naming the optional extra."
     try:
@@ -1035,7 +1075,7 @@ def qcqp_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, sol
     res.history = [(res.objective, res.objective)]
     return res
 
-# %% ../nbs/06_mkl.ipynb #e0805fac
+# %% ../nbs/06_mkl.ipynb #90f47be8
 AUTO_GAMMA_FACTORS = (0.1, 1.0, 10.0)
 
 def _auto_kernels(X, sample_weight=None):
@@ -1162,7 +1202,7 @@ def kernel_matrices(kernels, X, Z=None, normalize=True, train_diags=None):
         diags.append(d)
     return Ks, diags
 
-# %% ../nbs/06_mkl.ipynb #315412ab
+# %% ../nbs/06_mkl.ipynb #ddd80132
 class DegenerateFitWarning(UserWarning):
     "Learned C put (nearly) all the weight on the identity kernel: the model is close to a constant."
 
