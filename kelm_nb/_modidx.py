@@ -2,7 +2,6 @@
 
 d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url': '', 'lib_path': 'kelm_nb'},
   'syms': { 'kelm_nb.bench': { 'kelm_nb.bench._asymptotic_gram_case': ('bench.html#_asymptotic_gram_case', 'kelm_nb/bench.py'),
-                               'kelm_nb.bench._banana': ('bench.html#_banana', 'kelm_nb/bench.py'),
                                'kelm_nb.bench._calhousing_split': ('bench.html#_calhousing_split', 'kelm_nb/bench.py'),
                                'kelm_nb.bench._cross_test_case': ('bench.html#_cross_test_case', 'kelm_nb/bench.py'),
                                'kelm_nb.bench._elm_fit_case': ('bench.html#_elm_fit_case', 'kelm_nb/bench.py'),
@@ -16,8 +15,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                'kelm_nb.bench._kos_vs_kelm_case': ('bench.html#_kos_vs_kelm_case', 'kelm_nb/bench.py'),
                                'kelm_nb.bench._mackey_glass_case': ('bench.html#_mackey_glass_case', 'kelm_nb/bench.py'),
                                'kelm_nb.bench._mg_python': ('bench.html#_mg_python', 'kelm_nb/bench.py'),
-                               'kelm_nb.bench._mkl_scale_case': ('bench.html#_mkl_scale_case', 'kelm_nb/bench.py'),
-                               'kelm_nb.bench._mkl_silp_case': ('bench.html#_mkl_silp_case', 'kelm_nb/bench.py'),
                                'kelm_nb.bench._nu_oelm_solve_case': ('bench.html#_nu_oelm_solve_case', 'kelm_nb/bench.py'),
                                'kelm_nb.bench._numpy_ald_krls': ('bench.html#_numpy_ald_krls', 'kelm_nb/bench.py'),
                                'kelm_nb.bench._numpy_fb_krls': ('bench.html#_numpy_fb_krls', 'kelm_nb/bench.py'),

@@ -440,58 +440,6 @@ def _nu_oelm_solve_case(quick=False):
 
     return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3)
 
-# %% ../nbs/08_bench.ipynb #663f2a15
-def _banana(n, random_state=0):
-    "n banana rows drawn without replacement, inputs standardised, ±1 targets."
-    from kelm_nb.datasets import load_dataset
-    from kelm_nb.core import encode_labels
-    X, y = load_dataset('banana')
-    idx = np.random.default_rng(random_state).choice(len(X), n, replace=False)
-    X = X[idx]; X = (X - X.mean(0)) / X.std(0)
-    return X, encode_labels(y[idx])[0]
-
-
-@bench_case('mkl_silp', target='speedup >= 100 and rel_objective_diff <= 1e-5',
-            description="MKL-ELM on banana N = 1000 with the paper's 4 normalised kernels (poly d=2, Gaussian "
-                        "sigma^2=20, linear, Laplacian p=5) and fixed C = 1: our SILP (eps = 1e-6) vs cvxpy's "
-                        "QCQP (eq. 24, default solver Clarabel); kernel matrices precomputed, not timed")
-def _mkl_silp_case(quick=False):
-    from kelm_nb.mkl import kernel_matrices, qcqp_mkl, silp_mkl
-    X, T = _banana(100 if quick else 1000)
-    Ks, _ = kernel_matrices('paper', X)
-    ours = lambda: silp_mkl(Ks, T, C=1.0, eps=1e-6, check_psd=False)
-    peer = lambda: qcqp_mkl(Ks, T, C=1.0, check_psd=False)
-
-    def quality(r_ours, r_peer):
-        return {'ours_objective': r_ours.objective, 'peer_objective': r_peer.objective,
-                'rel_objective_diff': abs(r_ours.objective / r_peer.objective - 1),
-                'max_weight_diff': float(np.max(np.abs(r_ours.theta - r_peer.theta))),
-                'silp_iterations': r_ours.n_iter}
-    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1 if quick else 2)
-
-
-@bench_case('mkl_scale', target='',
-            description='MKL-ELM SILP on banana N = 5000 with 50 Gaussian kernels (gamma log-spaced in [1e-2, 1e2], '
-                        'evaluated on the fly by the numba GaussianKernelBank), fixed C = 1, eps = 1e-4; peer: ONE '
-                        'kernel-ELM solve (Cholesky of K + I/C, one of the 50 kernels precomputed) — the unit cost '
-                        'of a SILP iteration, so ratio ~ the number of solves the SILP costs')
-def _mkl_scale_case(quick=False):
-    from kelm_nb.core import kernel_ridge_solve
-    from kelm_nb.mkl import GaussianKernelBank, silp_mkl
-    n, m = (100, 5) if quick else (5000, 50)
-    X, T = _banana(n)
-    gammas = np.logspace(-2, 2, m)
-    bank = GaussianKernelBank(X, gammas)              # squared distances computed once, not timed
-    K = np.exp(-gammas[m // 2] * bank.D2)
-    ours = lambda: silp_mkl(bank, T, C=1.0, eps=1e-4)
-    peer = lambda: kernel_ridge_solve(K, T, 1.0)
-
-    def quality(r_ours, r_peer):
-        return {'silp_iterations': r_ours.n_iter, 'objective': r_ours.objective,
-                'active_kernels': int(np.sum(r_ours.theta > 1e-6)),
-                'final_gap': abs(1 - r_ours.history[-1][0] / r_ours.history[-1][1])}
-    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1)
-
 # %% ../nbs/08_bench.ipynb #4eadcfb8
 def _numpy_ald_krls(X, y, gamma, C, threshold, budget):
     "Plain-NumPy ALD-KRLS loop doing the same updates as kos_elm.ald_krls_batch (regularised P, budget cap)."

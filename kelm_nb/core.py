@@ -470,8 +470,8 @@ def kernel_ridge_solve(K, T, C, *, overwrite_k=False):
 
 def kernel_ridge_with_bias(K, T, C, *, overwrite_k=False):
     """Dual coefficients and unpenalised bias of kernel ridge regression (the LS-SVM system of Suykens):
-    $(K + I/C)\alpha + b\mathbf 1 = T$, $\mathbf 1^T\alpha = 0$, with one Cholesky factorisation and the extra
-    right-hand side $\mathbf 1$: $b = \mathbf 1^TA^{-1}T / \mathbf 1^TA^{-1}\mathbf 1$, $\alpha = A^{-1}(T - b\mathbf 1)$.
+    $(K + I/C)\\alpha + b\\mathbf 1 = T$, $\\mathbf 1^T\\alpha = 0$, with one Cholesky factorisation and the extra
+    right-hand side $\\mathbf 1$: $b = \\mathbf 1^TA^{-1}T / \\mathbf 1^TA^{-1}\\mathbf 1$, $\\alpha = A^{-1}(T - b\\mathbf 1)$.
 
     Parameters
     ----------
@@ -592,8 +592,8 @@ class NormalEquations:
 
     def in_basis(self, M):
         """The statistics of $HM$ for a matrix M of shape (n_features, k), without revisiting the rows:
-        $M^TM_{HH}M$, $M^TM_{HT}$ and $M^T\bar h$ (used by the Nyström solver, whose features are
-        $k(x, Z)\,M$)."""
+        $M^TM_{HH}M$, $M^TM_{HT}$ and $M^T\\bar h$ (used by the Nyström solver, whose features are
+        $k(x, Z)\\,M$)."""
         out = NormalEquations(0)
         out.n, out.t_mean, out.h_mean = self.n, np.array(self.t_mean, copy=True), M.T @ self.h_mean
         out.M_hh = np.asfortranarray(M.T @ self.gram(centered=True) @ M)
@@ -1147,7 +1147,7 @@ class _KernelELMBase(BaseEstimator):
     def _fit_normal_equations(self, X, accumulate):
         """Nyström fit: landmarks Z drawn from the rows of X (NumPy or Dask); the sums of the raw kernel columns
         $k(x, Z)$ are accumulated over row blocks, turned into those of the features $k(x, Z)M$ (`in_basis`), and
-        ridge regression on them gives weights on the landmarks, $f(x) = k(x, Z)\,w + b$ with $w = M\beta$."""
+        ridge regression on them gives weights on the landmarks, $f(x) = k(x, Z)\\,w + b$ with $w = M\\beta$."""
         self._check_params()
         if self.solver != 'nystrom':
             raise ValueError("a Dask fit of kernel ELM needs solver='nystrom'")
@@ -1206,7 +1206,7 @@ _KELM_PARAMS_DOC = """
     kernel_params : dict or None, default=None
         Further keyword arguments of the kernel (e.g. `{'sigma_w': 10.0}` for 'asymptotic').
     fit_intercept : bool, default=True
-        Fit an unpenalised intercept b, $f(x) = k(x, X)\alpha + b$ with $\mathbf 1^T\alpha = 0$ (the LS-SVM system,
+        Fit an unpenalised intercept b, $f(x) = k(x, X)\\alpha + b$ with $\\mathbf 1^T\\alpha = 0$ (the LS-SVM system,
         `kernel_ridge_with_bias`: one extra right-hand side); without it a constant offset of the targets is shrunk
         towards 0 by the penalty, and a classifier of unbalanced classes is biased. False is Huang's form.
     solver : {'exact', 'nystrom'}, default='exact'
