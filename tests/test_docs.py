@@ -193,6 +193,34 @@ def test_experiment_notebooks_are_found_by_glob(tmp_path):
     assert '<math' in exp
 
 
+def _one_notebook(folder, cells):
+    nb = {'cells': [dict(c, metadata={}, **({'outputs': [], 'execution_count': None}
+                                            if c['cell_type'] == 'code' else {})) for c in cells],
+          'metadata': {}, 'nbformat': 4, 'nbformat_minor': 5}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / 'index.ipynb').write_text(json.dumps(nb))
+    return folder
+
+
+@pytest.mark.parametrize('mode', ['fold', 'show', 'hide'])
+def test_export_source_option_and_hidden_cells(tmp_path, mode):
+    nbs = _one_notebook(tmp_path / 'nbs', [
+        {'cell_type': 'markdown', 'source': '# Checks\n\n> One exported function.'},
+        {'cell_type': 'code', 'source': '#| default_exp core'},
+        {'cell_type': 'code', 'source': '#| export\ndef check_positive(value, name):\n    return value  # EXPORTED'},
+        {'cell_type': 'code', 'source': '#| hide\nsecret_value = 1  # HIDDEN'},
+        {'cell_type': 'code', 'source': 'shown_value = 2  # VISIBLE'}])
+    builder.build(tmp_path / 'site', nbs=nbs, export_source=mode, quiet=True)
+    page = (tmp_path / 'site' / 'index.html').read_text()
+    text = _visible_text(page)
+    assert 'VISIBLE' in text and 'HIDDEN' not in text and 'default_exp' not in text and '#|' not in text
+    assert ('EXPORTED' in text) == (mode != 'hide')
+    assert ('class="exported-source"' in page) == (mode == 'fold')
+    # nbdev's add_show_docs documented the exported function from the installed kelm_nb.core, rendered
+    assert 'id="kelm_nb.core.check_positive"' in page and 'class="doc-sig"' in page
+    assert 'check_positive(value, name, allow_none=' in text and 'if it is a finite positive' in text
+
+
 def test_math_becomes_mathml_or_stays_legible_tex():
     html_out = builder.tex_to_html(r'Q_i = \begin{bmatrix} a & b \\ c & d \end{bmatrix} \tag{9}', True)
     assert '<math' in html_out and 'stretchy="true"' in html_out and '<span class="eqno">(9)</span>' in html_out

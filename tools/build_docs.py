@@ -145,7 +145,7 @@ def _renderer_class():
     return DocsRenderer
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _docs_renderer():
     return _renderer_class()
 
@@ -182,6 +182,8 @@ class ApiEntry:
     name: str
     obj: object
 
+    home: str = ''  # the public module that defines it, when that is another one (a re-export)
+
     @property
     def full(self):
         return f'{self.module}.{self.name}'
@@ -205,6 +207,10 @@ def api_entries(modules):
                 LOG.warn('api', f'{mod.__name__}.__all__ names {name!r}, which the module does not define')
                 continue
             entries.append(ApiEntry(mod.__name__, name, getattr(mod, name)))
+    defined = {(e.module, e.name) for e in entries}
+    for e in entries:
+        origin = getattr(e.obj, '__module__', None)
+        if origin != e.module and (origin, e.name) in defined: e.home = origin
     return entries
 
 
@@ -231,7 +237,7 @@ class Linker:
     def entry(self, name):
         "The entry a bare or dotted `name` refers to, or None (unknown or ambiguous)."
         if name in self.by_full: return self.by_full[name]
-        found = self.by_name.get(name, [])
+        found = [e for e in self.by_name.get(name, []) if not e.home]  # a re-export points to its origin
         mine = [e for e in found if e.module in self.prefer]
         if len(mine) == 1: return mine[0]
         return found[0] if len(found) == 1 else None
@@ -414,34 +420,42 @@ class DocContext:
     links: dict = field(default_factory=dict)  # full name -> [(label, href)] shown beside the heading
 
 
-def symbol_html(obj, name, full_name, ctx, level=3):
-    "One documented symbol: kind, name, signature, rendered docstring."
-    kind = symbol_kind(obj)
+def symbol_html(obj, name, full_name, ctx, level=3, kind=None, doc=None, inner=''):
+    "One documented symbol: kind, name, signature, rendered docstring (`inner`: its members, nested)."
+    kind = kind or symbol_kind(obj)
     links = ' · '.join(f'<a href="{href}">{label}</a>' for label, href in ctx.links.get(full_name, ()))
     head = (f'<div class="doc-head"><span class="doc-kind">{kind}</span>'
             f'<h{level} class="doc-name" id="{full_name}"><a href="#{full_name}">{html.escape(name)}</a></h{level}>'
             + (f'<span class="doc-links">{links}</span>' if links else '') + '</div>')
     if kind == 'data':
-        value = _SHORT_REPR.repr(obj)
         body = (f'<div class="doc-sig"><code>{html.escape(name)}: {html.escape(type(obj).__name__)}</code></div>'
-                f'<pre class="doc-value">{html.escape(value)}</pre>')
-        doc = ''
-    else:
-        body = f'<div class="doc-sig">{highlight_python(format_signature(obj, name))}</div>'
-        doc = inspect.getdoc(obj.fget if isinstance(obj, property) else _unwrap(obj)) or ''
-    doc_html = docstring_html(doc, ctx.linker, ctx.page) if doc else '<p class="doc-missing">No docstring.</p>'
-    if kind == 'data': doc_html = ''
-    return f'<section class="doc doc-{kind.split()[-1]}">{head}{body}{doc_html}</section>'
+                f'<pre class="doc-value">{html.escape(_SHORT_REPR.repr(obj))}</pre>')
+        return f'<section class="doc doc-data">{head}{body}</section>'
+    body = f'<div class="doc-sig">{highlight_python(format_signature(obj, name))}</div>'
+    if doc is None: doc = inspect.getdoc(obj.fget if isinstance(obj, property) else _unwrap(obj)) or ''
+    if doc: doc_html = docstring_html(doc, ctx.linker, ctx.page)
+    elif kind in ('method', 'property'): doc_html = ''  # e.g. fit/predict: the class docstring covers them
+    else: doc_html = '<p class="doc-missing">No docstring.</p>'
+    return f'<section class="doc doc-{kind.split()[-1]}">{head}{body}{doc_html}{inner}</section>'
 
 
 def class_members(cls):
-    "Public methods and properties defined in `cls` itself (inherited plumbing is documented upstream)."
+    "(name, object, docstring) of the public methods and properties `cls` defines (docstrings may be inherited)."
     out = []
     for name, value in vars(cls).items():
         if name.startswith('_'): continue
         if isinstance(value, (staticmethod, classmethod)): value = value.__func__
-        if callable(value) or isinstance(value, property): out.append((name, value))
+        if callable(value) or isinstance(value, property):
+            out.append((name, value, inspect.getdoc(getattr(cls, name, value)) or ''))
     return out
+
+
+def class_html(cls, name, full_name, ctx, level=3):
+    "A class with its own public methods and properties nested under it."
+    inner = ''.join(symbol_html(member, f'{name}.{attr}', f'{full_name}.{attr}', ctx, level + 1, doc=doc,
+                                kind='property' if isinstance(member, property) else 'method')
+                    for attr, member, doc in class_members(cls))
+    return symbol_html(cls, name, full_name, ctx, level, inner=inner)
 
 
 def _show_doc_renderer_class():
@@ -455,12 +469,9 @@ def _show_doc_renderer_class():
             self.ctx, self.full_name = ctx or DocContext(), full_name or self.nm
 
         def _repr_html_(self):
-            html_out = symbol_html(self.sym, self.nm, self.full_name, self.ctx, self.title_level)
-            if inspect.isclass(self.sym):
-                for name, member in class_members(self.sym):
-                    html_out += symbol_html(member, f'{self.nm}.{name}', f'{self.full_name}.{name}', self.ctx,
-                                            self.title_level + 1)
-            return html_out
+            if inspect.isclass(self.sym): return class_html(self.sym, self.nm, self.full_name, self.ctx,
+                                                            self.title_level)
+            return symbol_html(self.sym, self.nm, self.full_name, self.ctx, self.title_level)
 
         def _repr_markdown_(self):
             return f'```python\n{format_signature(self.sym, self.nm)}\n```\n\n{inspect.getdoc(_unwrap(self.sym))}'
@@ -468,7 +479,7 @@ def _show_doc_renderer_class():
     return NumpydocRenderer
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def numpydoc_renderer():
     return _show_doc_renderer_class()
 
@@ -828,6 +839,11 @@ def api_module_body(mod, entries, ctx, notebook_of):
     parts.append(f'<table class="api-summary"><thead><tr><th>name</th><th>kind</th><th>summary</th></tr></thead>'
                  f'<tbody>{rows}</tbody></table>')
     for e in entries:
+        if e.home:  # documented where it is defined
+            parts.append(f'<section class="doc doc-reexport" id="{e.full}"><p><code>{e.name}</code>: re-exported '
+                         f'from <a href="{e.home}.html#{e.home}.{e.name}"><code>{e.home}.{e.name}</code></a>.'
+                         '</p></section>')
+            continue
         parts.append(numpydoc_renderer()(e.obj, name=e.name, ctx=ctx, full_name=e.full)._repr_html_())
     return '\n'.join(parts)
 
@@ -842,8 +858,7 @@ def first_line(obj):
 def api_index_body(modules, entries, notebook_of, linker):
     "The API overview: every module, its one-line summary, its names."
     parts = ['<p>Every public name of the package: the names in each module\'s <code>__all__</code>, with '
-             'signature and rendered docstring. The library floor (what a user imports to learn from data) '
-             'comes first, then the shared experiment infrastructure and the papers floor.</p>']
+             'signature and rendered docstring, in the order of the notebooks that write them.</p>']
     for mod in modules:
         names = [e for e in entries if e.module == mod.__name__]
         summary = inline_markdown((mod.__doc__ or '').strip().split('\n\n', 1)[0], linker, 'api/index.html')
@@ -970,8 +985,11 @@ def build(out_dir='_docs', execute=False, export_source='fold', nbs=NBS, quiet=F
     for key, pair in matched.items():
         for p in pair:
             if p is not None: p.paper = key
-    site['nav'] = build_nav(pages, matched, PAPERS, modules)
     notebook_of = {m: p for p in pages for m in p.modules[:1]}
+    order = {p.path: i for i, p in enumerate(pages)}
+    modules.sort(key=lambda m: (order.get(getattr(notebook_of.get(m.__name__), 'path', None), len(order)),
+                                m.__name__))
+    site['nav'] = build_nav(pages, matched, PAPERS, modules)
     links = {}  # full name -> links beside its heading: API entry <-> notebook
     for p in pages:
         for e in entries:
@@ -979,7 +997,7 @@ def build(out_dir='_docs', execute=False, export_source='fold', nbs=NBS, quiet=F
                 links.setdefault(e.full, []).append(('notebook', f'{p.path}#{e.full}'))
 
     exporter = make_exporter()
-    for path, page in zip(notebooks, pages):
+    for path, page in zip(notebooks, pages, strict=True):
         t = time.perf_counter()
         nb = _load_notebook(path, execute)
         page_linker = linker.for_page(page.rel, page.modules)
