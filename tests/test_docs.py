@@ -162,7 +162,7 @@ def test_a_page_per_paper_links_its_notebooks(site):
         assert info['method'], f'{key}: no notebook has default_exp {paper.method}'
         assert f'href="{info["method"]}"' in html_text
         experiments = [nb for nb in builder.find_notebooks(NBS)
-                       if re.search(rf'^#\|\s*default_exp\s+papers\.{key}\s*$', ''.join(
+                       if re.search(rf'^#\|\s*default_exp\s+papers\.{key}\s*$', '\n'.join(
                            ''.join(c['source']) for c in json.loads(nb.read_text())['cells']), re.M)]
         if experiments:
             assert info['experiment'] and f'href="{info["experiment"]}"' in html_text
@@ -313,8 +313,9 @@ def test_every_page_in_headless_chromium(site):
 
 
 def _screenshots(driver, base, site_dir, manifest):
-    "The home page, the first paper's page and its method notebook, saved beside the built site."
-    key = next(iter(manifest['papers']))
+    "The home page, a paper's page (the first with an experiment notebook) and its method notebook."
+    papers = manifest['papers']
+    key = next((k for k, v in papers.items() if v['experiment']), next(iter(papers)))
     paper = manifest['papers'][key]
     shots = [('index.html', 'index.png'), (paper['page'], f'paper-{key}.png')]
     if paper['method']: shots.append((paper['method'], Path(paper['method']).with_suffix('.png').name))

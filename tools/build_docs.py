@@ -222,8 +222,9 @@ def api_href(module, anchor=None):
 class Linker:
     "Turns `name`, `Class.method` or `kelm_nb.module.name` in backticks into a link to its API entry."
 
-    def __init__(self, entries, rel='', prefer=()):
+    def __init__(self, entries, rel='', prefer=(), pages=None):
         self.rel, self.prefer = rel, tuple(prefer)
+        self.pages = dict(pages or {})  # `03_kernels` or `papers/06_li2014` -> that notebook's page
         self.by_full = {e.full: e for e in entries}
         self.by_name = {}
         for e in entries: self.by_name.setdefault(e.name, []).append(e)
@@ -231,7 +232,8 @@ class Linker:
     def for_page(self, rel, prefer=()):
         "The same index, for a page at depth `rel` whose own modules win ambiguous names."
         twin = object.__new__(Linker)
-        twin.by_full, twin.by_name, twin.rel, twin.prefer = self.by_full, self.by_name, rel, tuple(prefer)
+        twin.by_full, twin.by_name, twin.pages = self.by_full, self.by_name, self.pages
+        twin.rel, twin.prefer = rel, tuple(prefer)
         return twin
 
     def entry(self, name):
@@ -244,6 +246,7 @@ class Linker:
 
     def __call__(self, text):
         name = text.strip()
+        if name.removesuffix('.ipynb') in self.pages: return self.rel + self.pages[name.removesuffix('.ipynb')]
         if name.endswith('()'): name = name[:-2]
         if not re.fullmatch(r'[A-Za-z_][\w.]*', name): return None
         entry = self.entry(name)
@@ -683,7 +686,8 @@ def paper_label(paper):
         authors.append(p.split()[-1])
     year = re.search(r'\d{4}', paper.key)
     first = authors[0] if authors else paper.key
-    who = first if len(authors) <= 1 else f'{first} & {authors[1]}' if len(authors) == 2 else f'{first} et al.'
+    who = (f'{", ".join(authors[:-1])} & {authors[-1]}' if 1 < len(authors) <= 3 else
+           f'{first} et al.' if len(authors) > 3 else first)
     return f'{who} ({year.group(0)})' if year else who
 
 
@@ -811,14 +815,22 @@ def render_notebook(exporter, nb_json, page, site, linker, out_dir):
         target.write_bytes(data)
         page.figures.append(str(Path(page.path).parent / name).removeprefix('./'))
     page.headings = page_toc(body)
-    return insert_toc(body, page.headings)
+    return ipynb_links_to_html(insert_toc(body, page.headings))
+
+
+_IPYNB_LINK = re.compile(r'href="(?![a-zA-Z][\w+.-]*:)([^"#?]*)\.ipynb([#?][^"]*)?"')
+
+
+def ipynb_links_to_html(page_html):
+    "Relative links to notebooks point to their pages, as nbdev's docs do."
+    return _IPYNB_LINK.sub(lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', page_html)
 
 
 def render_plain(env, page, site, body, linker):
     "A page that is not a notebook, in the same layout."
     out = env.get_template('page.html.j2').render(page=page_context(page, linker), site=site, body=body)
     page.headings = page_toc(out)
-    return insert_toc(out, page.headings)
+    return ipynb_links_to_html(insert_toc(out, page.headings))
 
 
 def _heading_id(text):
@@ -981,6 +993,9 @@ def build(out_dir='_docs', execute=False, export_source='fold', nbs=NBS, quiet=F
     site = _site_info()
     notebooks = find_notebooks(nbs)
     pages = [_notebook_page(p, nbs) for p in notebooks]
+    for p in pages:
+        linker.pages[p.path.removesuffix('.html')] = p.path
+        linker.pages.setdefault(Path(p.path).stem, p.path)
     matched = match_papers(pages, PAPERS)
     for key, pair in matched.items():
         for p in pair:
