@@ -194,8 +194,8 @@ def test_experiment_notebooks_are_found_by_glob(tmp_path):
 
 
 def _one_notebook(folder, cells):
-    nb = {'cells': [dict(c, metadata={}, **({'outputs': [], 'execution_count': None}
-                                            if c['cell_type'] == 'code' else {})) for c in cells],
+    code = {'outputs': [], 'execution_count': None}
+    nb = {'cells': [{**(code if c['cell_type'] == 'code' else {}), 'metadata': {}, **c} for c in cells],
           'metadata': {}, 'nbformat': 4, 'nbformat_minor': 5}
     folder.mkdir(parents=True, exist_ok=True)
     (folder / 'index.ipynb').write_text(json.dumps(nb))
@@ -203,18 +203,28 @@ def _one_notebook(folder, cells):
 
 
 @pytest.mark.parametrize('mode', ['fold', 'show', 'hide'])
-def test_export_source_option_and_hidden_cells(tmp_path, mode):
+def test_notebook_processing_options(tmp_path, mode):
+    "Exported source folded/shown/hidden, '#| hide' cells gone, show_doc added, widget outputs as text."
     nbs = _one_notebook(tmp_path / 'nbs', [
         {'cell_type': 'markdown', 'source': '# Checks\n\n> One exported function.'},
         {'cell_type': 'code', 'source': '#| default_exp core'},
         {'cell_type': 'code', 'source': '#| export\ndef check_positive(value, name):\n    return value  # EXPORTED'},
         {'cell_type': 'code', 'source': '#| hide\nsecret_value = 1  # HIDDEN'},
-        {'cell_type': 'code', 'source': 'shown_value = 2  # VISIBLE'}])
+        {'cell_type': 'code', 'source': 'shown_value = 2  # VISIBLE'},
+        {'cell_type': 'code', 'source': 'for _ in tqdm(range(3)): pass', 'outputs': [{
+            'output_type': 'display_data', 'metadata': {},
+            'data': {'application/vnd.jupyter.widget-view+json': {'model_id': 'x', 'version_major': 2,
+                                                                  'version_minor': 0},
+                     'text/plain': 'PROGRESS 3/3'}},
+            {'output_type': 'display_data', 'metadata': {},
+             'data': {'application/javascript': 'element.text("live")', 'text/plain': 'STATIC TEXT'}}]}])
     builder.build(tmp_path / 'site', nbs=nbs, export_source=mode, quiet=True)
     page = (tmp_path / 'site' / 'index.html').read_text()
     text = _visible_text(page)
     assert 'VISIBLE' in text and 'HIDDEN' not in text and 'default_exp' not in text and '#|' not in text
     assert ('EXPORTED' in text) == (mode != 'hide')
+    assert 'PROGRESS 3/3' in text and 'STATIC TEXT' in text, 'widget and script outputs keep their text'
+    assert '<script' not in page, 'pages carry no script (a JavaScript output needs jQuery and a kernel)'
     assert ('class="exported-source"' in page) == (mode == 'fold')
     # nbdev's add_show_docs documented the exported function from the installed kelm_nb.core, rendered
     assert 'id="kelm_nb.core.check_positive"' in page and 'class="doc-sig"' in page

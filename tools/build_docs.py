@@ -614,6 +614,19 @@ def _quarto_options(cell):
     cell.source = _QUARTO_LINE.sub('', cell.source)
 
 
+_SCRIPT_MIMES = ('application/javascript', 'application/vnd.jupyter.widget-view+json',
+                 'application/vnd.jupyter.widget-state+json')
+
+
+def _static_outputs(cell):
+    "Processor: outputs that need a live kernel or a script (widgets such as tqdm bars, JavaScript) keep their text."
+    for out in cell.get('outputs', []):
+        data = out.get('data')
+        if not data or not any(m in data for m in _SCRIPT_MIMES): continue
+        for mime in _SCRIPT_MIMES: data.pop(mime, None)
+        if not data: data['text/plain'] = ''
+
+
 def _drop_empty(cell):
     "Processor: a code cell left with neither source nor outputs is dropped."
     if cell.cell_type == 'code' and not (cell.source or '').strip() and not cell.get('outputs'):
@@ -627,7 +640,7 @@ def process_notebook(nb, page, namespace, ctx, export_source='fold'):
                                   populate_language, rm_header_dash, strip_ansi, strip_hidden_metadata)
     procs = [_title_proc(page), populate_language, add_show_docs, strip_ansi, hide_line, filter_stream_,
              rm_header_dash, _render_show_docs(page, namespace, ctx), _export_source(export_source),
-             _quarto_options, clean_magics, hide_, mv_exports, strip_hidden_metadata, _drop_empty]
+             _quarto_options, clean_magics, hide_, mv_exports, strip_hidden_metadata, _static_outputs, _drop_empty]
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')  # nbdev warns about cells mixing imports and code: a Quarto concern
         NBProcessor(nb=nb, procs=procs).process()
@@ -801,6 +814,7 @@ def render_notebook(exporter, nb_json, page, site, linker, out_dir):
     "Write one notebook page (and its figures); return the page's HTML."
     import nbformat
     from execnb.nbio import nb2dict
+    for cell in nb_json.cells: cell.pop('has_sd', None)  # nbdev's marker of the show_doc cells it added
     node = nbformat.reads(json.dumps(nb2dict(nb_json)), as_version=4)  # joins the line lists again
     node.metadata.pop('widgets', None)
     stem = Path(page.path).stem
