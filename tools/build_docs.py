@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import ast
 import configparser
+import copy
 import functools
 import html
 import importlib
@@ -226,13 +227,13 @@ class Linker:
         self.rel, self.prefer = rel, tuple(prefer)
         self.pages = dict(pages or {})  # `03_kernels` or `papers/06_li2014` -> that notebook's page
         self.by_full = {e.full: e for e in entries}
+        self.modules = {e.module for e in entries}
         self.by_name = {}
         for e in entries: self.by_name.setdefault(e.name, []).append(e)
 
     def for_page(self, rel, prefer=()):
         "The same index, for a page at depth `rel` whose own modules win ambiguous names."
-        twin = object.__new__(Linker)
-        twin.by_full, twin.by_name, twin.pages = self.by_full, self.by_name, self.pages
+        twin = copy.copy(self)  # shares the index
         twin.rel, twin.prefer = rel, tuple(prefer)
         return twin
 
@@ -247,6 +248,7 @@ class Linker:
     def __call__(self, text):
         name = text.strip()
         if name.removesuffix('.ipynb') in self.pages: return self.rel + self.pages[name.removesuffix('.ipynb')]
+        if name in self.modules: return self.rel + api_href(name)
         if name.endswith('()'): name = name[:-2]
         if not re.fullmatch(r'[A-Za-z_][\w.]*', name): return None
         entry = self.entry(name)
