@@ -985,6 +985,110 @@ def _notebook_page(path, nbs):
                 default_exp=default, modules=modules)
 
 
+@dataclass
+class Plan:
+    "Everything known before a page is written: the notebooks, their pages, the papers, the API index."
+    notebooks: list
+    pages: list
+    matched: dict
+    modules: list
+    entries: list
+    linker: Linker
+    site: dict
+    notebook_of: dict  # module name -> the page of the notebook that writes it
+    links: dict  # full name -> [(label, site-relative href)] beside its heading (its notebook)
+
+
+def plan_site(nbs, papers):
+    "Find the notebooks and the public modules; match papers; order the API; lay out the sidebar."
+    modules = public_modules()
+    entries = api_entries(modules)
+    linker = Linker(entries)
+    notebooks = find_notebooks(nbs)
+    pages = [_notebook_page(p, nbs) for p in notebooks]
+    for p in pages:
+        linker.pages[p.path.removesuffix('.html')] = p.path
+        linker.pages.setdefault(Path(p.path).stem, p.path)
+    matched = match_papers(pages, papers)
+    for key, pair in matched.items():
+        for p in pair:
+            if p is not None: p.paper = key
+    notebook_of = {m: p for p in pages for m in p.modules[:1]}
+    order = {p.path: i for i, p in enumerate(pages)}
+    modules.sort(key=lambda m: (order.get(getattr(notebook_of.get(m.__name__), 'path', None), len(order)),
+                                m.__name__))
+    site = _site_info()
+    site['nav'] = build_nav(pages, matched, papers, modules)
+    links = {e.full: [('notebook', f'{notebook_of[e.module].path}#{e.full}')]
+             for e in entries if e.module in notebook_of}
+    return Plan(notebooks, pages, matched, modules, entries, linker, site, notebook_of, links)
+
+
+def write_notebook_pages(plan, out_dir, execute, export_source, say):
+    "One page per notebook, processed like nbdev's docs and converted by nbconvert."
+    exporter = make_exporter()
+    for path, page in zip(plan.notebooks, plan.pages, strict=True):
+        t = time.perf_counter()
+        nb = _load_notebook(path, execute)
+        page_linker = plan.linker.for_page(page.rel, page.modules)
+        api_links = {f: [('API', page.rel + api_href(f.rsplit('.', 1)[0], f))] for f in plan.links}
+        ctx = DocContext(page_linker, page.path, api_links)
+        process_notebook(nb, page, _namespace(page.modules, page), ctx, export_source)
+        page.title = page.title or Path(page.path).stem
+        out = render_notebook(exporter, nb, page, plan.site, page_linker, out_dir)
+        (out_dir / page.path).parent.mkdir(parents=True, exist_ok=True)
+        (out_dir / page.path).write_text(out, encoding='utf-8')
+        say(f'  {page.path:<36} {len(page.figures):3d} figures  {time.perf_counter() - t:5.1f} s')
+
+
+def paper_pages(plan, papers):
+    "(page, body) of each paper's page."
+    out = []
+    for key, (method, experiment) in plan.matched.items():
+        page = Page(path=f'paper-{key}.html', kind='paper', title=paper_label(papers[key]),
+                    description_md=paper_title(papers[key]), paper=key)
+        body = paper_body(key, papers[key], method, experiment, {m.__name__ for m in plan.modules},
+                          plan.linker.for_page('', [papers[key].method]))
+        page.figures = [f for p in (method, experiment) if p is not None for f in p.figures]
+        out.append((page, body))
+    return out
+
+
+def api_pages(plan):
+    "(page, body) of the API overview and of each module's API page."
+    index = Page(path='api/index.html', kind='api', title='API reference',
+                 description_md=f'Every public name of `{PACKAGE}`, module by module.')
+    out = [(index, api_index_body(plan.modules, plan.entries, plan.notebook_of, plan.linker.for_page('../')))]
+    links = {f: [(label, '../' + href) for label, href in v] for f, v in plan.links.items()}
+    for mod in plan.modules:
+        page = Page(path=api_href(mod.__name__), kind='api', title=mod.__name__,
+                    description_md=(mod.__doc__ or '').strip().split('\n\n', 1)[0].replace('\n', ' '))
+        ctx = DocContext(plan.linker.for_page('../', [mod.__name__]), page.path, links)
+        entries = [e for e in plan.entries if e.module == mod.__name__]
+        out.append((page, api_module_body(mod, entries, ctx, plan.notebook_of)))
+    return out
+
+
+def about_page(plan):
+    "(page, body) of the page on how the docs are built (docs/building.md)."
+    page = Page(path='building.html', kind='about', title='How these docs are built',
+                description_md="One command, no Quarto: nbdev's processors, nbconvert and a little glue.",
+                source='docs/building.md')
+    text = (DOCS_SRC / 'building.md').read_text(encoding='utf-8')
+    return page, markdown_to_html(text, plan.linker, page.path)
+
+
+def write_manifest(out_dir, plan, pages, **info):
+    "pages.json: every page (path, kind, title, source, figures), the papers, the build's settings and warnings."
+    manifest = {'built_with': 'tools/build_docs.py', **info, 'warnings': list(LOG.items),
+                'papers': {k: {'page': f'paper-{k}.html', 'method': m.path if m else None,
+                               'experiment': x.path if x else None} for k, (m, x) in plan.matched.items()},
+                'pages': [{'path': p.path, 'kind': p.kind, 'title': p.title, 'source': p.source,
+                           'figures': p.figures, 'paper': p.paper} for p in pages]}
+    (out_dir / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding='utf-8')
+    return manifest
+
+
 def build(out_dir='_docs', execute=False, export_source='fold', nbs=NBS, quiet=False):
     """Build the site into `out_dir`; return the manifest (pages, timings, warnings) also written as pages.json.
 
@@ -997,90 +1101,26 @@ def build(out_dir='_docs', execute=False, export_source='fold', nbs=NBS, quiet=F
         raise ValueError(f'export_source must be one of {EXPORT_SOURCE_MODES}, got {export_source!r}')
     t0 = time.perf_counter()
     LOG.items.clear()
-    out_dir = Path(out_dir).resolve()
-    nbs = Path(nbs).resolve()
+    out_dir, nbs = Path(out_dir).resolve(), Path(nbs).resolve()
     _prepare_out(out_dir)
     _write_static(out_dir)
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
 
-    modules = public_modules()
-    entries = api_entries(modules)
-    linker = Linker(entries)
-    site = _site_info()
-    notebooks = find_notebooks(nbs)
-    pages = [_notebook_page(p, nbs) for p in notebooks]
-    for p in pages:
-        linker.pages[p.path.removesuffix('.html')] = p.path
-        linker.pages.setdefault(Path(p.path).stem, p.path)
-    matched = match_papers(pages, PAPERS)
-    for key, pair in matched.items():
-        for p in pair:
-            if p is not None: p.paper = key
-    notebook_of = {m: p for p in pages for m in p.modules[:1]}
-    order = {p.path: i for i, p in enumerate(pages)}
-    modules.sort(key=lambda m: (order.get(getattr(notebook_of.get(m.__name__), 'path', None), len(order)),
-                                m.__name__))
-    site['nav'] = build_nav(pages, matched, PAPERS, modules)
-    links = {}  # full name -> links beside its heading: API entry <-> notebook
-    for p in pages:
-        for e in entries:
-            if p.modules and e.module == p.modules[0]:
-                links.setdefault(e.full, []).append(('notebook', f'{p.path}#{e.full}'))
-
-    exporter = make_exporter()
-    for path, page in zip(notebooks, pages, strict=True):
-        t = time.perf_counter()
-        nb = _load_notebook(path, execute)
-        page_linker = linker.for_page(page.rel, page.modules)
-        api_links = {f: [('API', page.rel + api_href(f.rsplit('.', 1)[0], f))] for f in links}
-        ctx = DocContext(page_linker, page.path, api_links)
-        process_notebook(nb, page, _namespace(page.modules, page), ctx, export_source)
-        page.title = page.title or Path(page.path).stem
-        out = render_notebook(exporter, nb, page, site, page_linker, out_dir)
-        (out_dir / page.path).parent.mkdir(parents=True, exist_ok=True)
-        (out_dir / page.path).write_text(out, encoding='utf-8')
-        say(f'  {page.path:<36} {len(page.figures):3d} figures  {time.perf_counter() - t:5.1f} s')
-
+    plan = plan_site(nbs, PAPERS)
+    write_notebook_pages(plan, out_dir, execute, export_source, say)
     env = Environment(loader=FileSystemLoader(str(TEMPLATES / TEMPLATE_NAME)), autoescape=False)
-    extra = []
-    for key, (method, experiment) in matched.items():
-        page = Page(path=f'paper-{key}.html', kind='paper', title=paper_label(PAPERS[key]),
-                    description_md=paper_title(PAPERS[key]), paper=key)
-        body = paper_body(key, PAPERS[key], method, experiment, {m.__name__ for m in modules},
-                          linker.for_page('', [PAPERS[key].method]))
-        page.figures = [f for p in (method, experiment) if p is not None for f in p.figures]
-        extra.append((page, body))
-    api_index = Page(path='api/index.html', kind='api', title='API reference',
-                     description_md=f'Every public name of `{PACKAGE}`, module by module.')
-    extra.append((api_index, api_index_body(modules, entries, notebook_of, linker.for_page('../'))))
-    for mod in modules:
-        page = Page(path=api_href(mod.__name__), kind='api', title=mod.__name__,
-                    description_md=(mod.__doc__ or '').strip().split('\n\n', 1)[0].replace('\n', ' '))
-        mod_linker = linker.for_page('../', [mod.__name__])
-        ctx = DocContext(mod_linker, page.path, {f: [(label, '../' + href) for label, href in v]
-                                                 for f, v in links.items()})
-        extra.append((page, api_module_body(mod, [e for e in entries if e.module == mod.__name__], ctx,
-                                            notebook_of)))
-    about = Page(path='building.html', kind='about', title='How these docs are built',
-                 description_md='One command, no Quarto: nbdev\'s processors, nbconvert and a little glue.',
-                 source='docs/building.md')
-    extra.append((about, markdown_to_html((DOCS_SRC / 'building.md').read_text(encoding='utf-8'), linker,
-                                          'building.html')))
+    extra = paper_pages(plan, PAPERS) + api_pages(plan) + [about_page(plan)]
     for page, body in extra:
         target = out_dir / page.path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render_plain(env, page, site, body, linker.for_page(page.rel)), encoding='utf-8')
+        target.write_text(render_plain(env, page, plan.site, body, plan.linker.for_page(page.rel)),
+                          encoding='utf-8')
 
-    all_pages = pages + [p for p, _ in extra]
-    manifest = {'built_with': 'tools/build_docs.py', 'execute': execute, 'export_source': export_source,
-                'seconds': round(time.perf_counter() - t0, 2), 'warnings': list(LOG.items),
-                'papers': {k: {'page': f'paper-{k}.html', 'method': m.path if m else None,
-                               'experiment': x.path if x else None} for k, (m, x) in matched.items()},
-                'pages': [{'path': p.path, 'kind': p.kind, 'title': p.title, 'source': p.source,
-                           'figures': p.figures, 'paper': p.paper} for p in all_pages]}
-    (out_dir / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding='utf-8')
+    pages = plan.pages + [p for p, _ in extra]
+    manifest = write_manifest(out_dir, plan, pages, execute=execute, export_source=export_source,
+                              seconds=round(time.perf_counter() - t0, 2))
     for w in LOG.items: say(f'  warning: {w}')
-    say(f'built {len(all_pages)} pages into {out_dir} in {manifest["seconds"]:.1f} s')
+    say(f'built {len(pages)} pages into {out_dir} in {manifest["seconds"]:.1f} s')
     return manifest
 
 
