@@ -34,6 +34,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                              'kelm_nb.cli.build_parser': ('cli.html#build_parser', 'kelm_nb/cli.py'),
                              'kelm_nb.cli.cmd_bench': ('cli.html#cmd_bench', 'kelm_nb/cli.py'),
                              'kelm_nb.cli.cmd_datasets': ('cli.html#cmd_datasets', 'kelm_nb/cli.py'),
+                             'kelm_nb.cli.cmd_docs': ('cli.html#cmd_docs', 'kelm_nb/cli.py'),
                              'kelm_nb.cli.cmd_reproduce': ('cli.html#cmd_reproduce', 'kelm_nb/cli.py'),
                              'kelm_nb.cli.dask_scheduler': ('cli.html#dask_scheduler', 'kelm_nb/cli.py'),
                              'kelm_nb.cli.load_reproduce': ('cli.html#load_reproduce', 'kelm_nb/cli.py'),
