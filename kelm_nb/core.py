@@ -367,18 +367,20 @@ def check_memory(n_bytes, what, remedy='', fraction=0.8):
 
 PREDICT_CHUNK_BYTES = 64 * 2 ** 20   # the largest query-by-training kernel block a prediction builds at once
 
-def row_chunks(n_rows, row_bytes, max_bytes=PREDICT_CHUNK_BYTES):
-    """Consecutive slices of `range(n_rows)` whose blocks of `row_bytes` bytes per row fit in `max_bytes` (>= 1 row).
+def row_chunks(n_rows, row_bytes, max_bytes=None):
+    """Consecutive slices of `range(n_rows)` whose blocks of `row_bytes` bytes per row fit in `max_bytes` (>= 1 row;
+    `PREDICT_CHUNK_BYTES` by default).
 
     Examples
     --------
     >>> [(s.start, s.stop) for s in row_chunks(5, 100, 250)]
     [(0, 2), (2, 4), (4, 5)]
     """
+    max_bytes = PREDICT_CHUNK_BYTES if max_bytes is None else max_bytes
     step = max(1, int(max_bytes // max(int(row_bytes), 1)))
     return [slice(start, min(start + step, n_rows)) for start in range(0, n_rows, step)]
 
-def kernel_product(kernel, X, Z, coef, max_bytes=PREDICT_CHUNK_BYTES):
+def kernel_product(kernel, X, Z, coef, max_bytes=None):
     """`kernel(X, Z) @ coef` computed over row chunks of `X`, so at most `max_bytes` of the Gram matrix exist at once.
 
     Parameters
@@ -391,8 +393,8 @@ def kernel_product(kernel, X, Z, coef, max_bytes=PREDICT_CHUNK_BYTES):
         Training points (or support vectors, or a dictionary).
     coef : ndarray of shape (n_train,) or (n_train, n_outputs)
         Dual coefficients.
-    max_bytes : int, default=PREDICT_CHUNK_BYTES
-        Largest kernel block built at once.
+    max_bytes : int, optional
+        Largest kernel block built at once (`PREDICT_CHUNK_BYTES`, 64 MB, by default).
 
     Returns
     -------
