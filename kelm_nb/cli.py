@@ -348,7 +348,17 @@ def build_parser():
     return parser
 
 def main(argv=None):
-    "Entry point of `kelm-nb`; returns the exit code (0 ok, 1 failure, 2 bad arguments)."
+    """Entry point of `kelm-nb`; returns the exit code (0 ok, 1 failure, 2 bad arguments).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (the command line by default).
+
+    Returns
+    -------
+    int
+    """
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
