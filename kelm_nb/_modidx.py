@@ -40,6 +40,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                              'kelm_nb.cli.load_reproduce': ('cli.html#load_reproduce', 'kelm_nb/cli.py'),
                              'kelm_nb.cli.main': ('cli.html#main', 'kelm_nb/cli.py'),
                              'kelm_nb.cli.optional_dependencies': ('cli.html#optional_dependencies', 'kelm_nb/cli.py'),
+                             'kelm_nb.cli.results_markdown': ('cli.html#results_markdown', 'kelm_nb/cli.py'),
                              'kelm_nb.cli.save_items': ('cli.html#save_items', 'kelm_nb/cli.py'),
                              'kelm_nb.cli.write_index': ('cli.html#write_index', 'kelm_nb/cli.py')},
             'kelm_nb.core': { 'kelm_nb.core.BlockwiseFitMixin': ('core.html#blockwisefitmixin', 'kelm_nb/core.py'),
