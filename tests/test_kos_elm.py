@@ -37,7 +37,8 @@ def _data(n=150, d=3, n_out=2, seed=0):
 
 def _kelm(X, Y, Z, gamma, C, kernel='rbf'):
     "Batch kernel ELM (eq. 4) on (X, Y) evaluated at Z, by `kernel_ridge_solve`."
-    return compute_kernel(Z, X, kernel, gamma=gamma) @ kernel_ridge_solve(compute_kernel(X, X, kernel, gamma=gamma), Y, C)
+    K = compute_kernel(X, X, kernel, gamma=gamma)
+    return compute_kernel(Z, X, kernel, gamma=gamma) @ kernel_ridge_solve(K, Y, C)
 
 
 @pytest.mark.parametrize('dtype', [np.float64, np.float32])
@@ -145,7 +146,8 @@ def test_oselm_functions(dtype):
         oselm_update(R, B, np.full((2, 15), np.nan), T[:2])
 
 
-@pytest.mark.parametrize('est', [KOSELMRegressor(C=10.0, sparsification=None), KOSELMRegressor(C=10.0, ald_threshold=0.05),
+@pytest.mark.parametrize('est', [KOSELMRegressor(C=10.0, sparsification=None),
+                                 KOSELMRegressor(C=10.0, ald_threshold=0.05),
                                  KOSELMRegressor(C=10.0, sparsification='fb', budget=30),
                                  KOSELMRegressor(C=10.0, sparsification='window', budget=30),
                                  OSELMRegressor(n_hidden=20, C=10.0, random_state=0)])
@@ -179,7 +181,8 @@ def test_prequential_errors_are_predict_then_update():
 
 def test_predict_proba_matches_predict():
     X, y = make_classification(300, 5, n_informative=3, n_classes=3, random_state=0)
-    for est in (KOSELMClassifier(C=10.0), OSELMClassifier(random_state=0), KOSELMClassifier(sparsification='fb', budget=30)):
+    for est in (KOSELMClassifier(C=10.0), OSELMClassifier(random_state=0),
+                KOSELMClassifier(sparsification='fb', budget=30)):
         est.fit(X, y)
         p = est.predict_proba(X)
         np.testing.assert_allclose(p.sum(1), 1.0)
@@ -251,7 +254,7 @@ def test_warnings_name_the_regime():
 
 def test_default_threshold_and_budget():
     est = KOSELMRegressor().fit(*_data())
-    assert est.ald_threshold_ == 0.1 and est.budget_ == 500
+    assert est.ald_threshold_ == 0.01 and est.budget_ == 500
     assert KOSELMRegressor(C=200.0).fit(*_data()).ald_threshold_ == pytest.approx(0.00125)
     assert KOSELMRegressor(sparsification=None).fit(*_data()).budget_ is None
 
@@ -307,12 +310,13 @@ def test_bad_partial_fit_leaves_model_untouched(cls, kw):
 
 def test_bad_hyper_parameters():
     X, Y = _data()
-    for est, word in [(KOSELMRegressor(sparsification='fb', budget=None), 'budget'),
-                      (KOSELMRegressor(sparsification=None, budget=10), 'budget'),
-                      (KOSELMRegressor(gamma=-1.0), 'gamma'), (KOSELMRegressor(sparsification='fb', budget=2.5), 'budget'),
-                      (KOSELMRegressor(degree=1.5), 'degree'), (KOSELMRegressor(C=np.inf, sparsification='fb'), 'C=inf'),
-                      (KOSELMRegressor(C=np.inf, sparsification=None), 'C=inf'), (KOSELMRegressor(ald_threshold=1.5), 'ald'),
-                      (OSELMRegressor(n_hidden=50, C=None), 'n_hidden'), (KOSELMRegressor(fit_intercept='yes'), 'fit_intercept')]:
+    cases = [(KOSELMRegressor(sparsification='fb', budget=None), 'budget'),
+             (KOSELMRegressor(sparsification=None, budget=10), 'budget'), (KOSELMRegressor(gamma=-1.0), 'gamma'),
+             (KOSELMRegressor(sparsification='fb', budget=2.5), 'budget'), (KOSELMRegressor(degree=1.5), 'degree'),
+             (KOSELMRegressor(C=np.inf, sparsification='fb'), 'C=inf'),
+             (KOSELMRegressor(C=np.inf, sparsification=None), 'C=inf'), (KOSELMRegressor(ald_threshold=1.5), 'ald'),
+             (OSELMRegressor(n_hidden=50, C=None), 'n_hidden'), (KOSELMRegressor(fit_intercept='yes'), 'fit_intercept')]
+    for est, word in cases:
         with pytest.raises((ValueError, TypeError), match=word):
             est.fit(X[:30], Y[:30])
     with pytest.raises(ValueError, match='X'):

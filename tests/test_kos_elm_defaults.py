@@ -13,14 +13,11 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
 
 from kelm_nb.core import ELMClassifier, ELMRegressor
-from kelm_nb.datasets import load_dataset
+from kelm_nb.datasets import list_datasets, load_dataset
 from kelm_nb.kos_elm import KOSELMClassifier, KOSELMRegressor, OSELMClassifier, OSELMRegressor
 
-REGRESSION = ['cpu', 'abalone', 'housing', 'basketball', 'cloud', 'autoprice', 'strike', 'bodyfat', 'calhousing',
-              'cleveland', 'quake']
-CLASSIFICATION = ['sonar', 'ionosphere', 'heart_statlog', 'liverdisorders', 'pimadiabetes', 'breast_wisconsin', 'banana',
-                  'thyroid', 'titanic', 'breast_cancer', 'flare_solar', 'german', 'image', 'twonorm', 'waveform',
-                  'splice', 'wdbc', 'statlog', 'balance']
+REGRESSION = [d['name'] for d in list_datasets() if d['task'] == 'regression']
+CLASSIFICATION = [d['name'] for d in list_datasets() if d['task'] != 'regression']
 TOLERANCE = 0.05     # "within a few points": R^2 or accuracy no more than 5 points below the best default peer
 
 
