@@ -1211,8 +1211,11 @@ class OSELMClassifier(_StreamClassifierMixin, _OSELMBase):
     --------
     >>> from sklearn.datasets import load_iris
     >>> X, y = load_iris(return_X_y=True)
-    >>> OSELMClassifier(random_state=0).fit(X, y).score(X, y) > 0.9
-    True
+    >>> clf = OSELMClassifier(random_state=0)
+    >>> for rows in np.array_split(np.random.default_rng(0).permutation(150), 3):
+    ...     clf = clf.partial_fit(X[rows], y[rows], classes=[0, 1, 2])
+    >>> bool(clf.score(X, y) > 0.9), clf.predict_proba(X[:1]).shape
+    (True, (1, 3))
     """
 
 
