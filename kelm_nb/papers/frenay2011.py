@@ -9,7 +9,7 @@ __all__ = ['SIGMAS', 'PAPER_TABLES', 'PAPER_TABLE_OF', 'REGRESSION_SETS', 'paper
            'extremes_tables', 'fig_extrapolation', 'siri_table', 'timing_table', 'fig1_epsilon_svr',
            'fig3_kernel_shapes', 'reproduce']
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #7fc920c4
+# %% ../../nbs/papers/03_frenay2011.ipynb #795727a4
 import math
 import time
 import warnings
@@ -30,7 +30,7 @@ from ..experiments import (BenchCase, CrossTestResult, ReproductionTable, Table,
                                  paired_ttest, run_tasks)
 from ..kernels import ELMKernelSVR, asymptotic_elm_kernel, rbf_kernel
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #5b69f0bf
+# %% ../../nbs/papers/03_frenay2011.ipynb #c81e53a6
 SIGMAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
 
 def _paper_rows(gauss, *sigma_rows):
@@ -66,7 +66,7 @@ PAPER_TABLE_OF = {'cancer': 2, 'cpu': 2, 'stock': 2, 'triazines': 2, 'abalone': 
 REGRESSION_SETS = ('cpu', 'abalone', 'housing', 'basketball', 'cloud', 'autoprice', 'strike', 'bodyfat', 'calhousing',
                    'cleveland', 'quake')
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #6bc0bf80
+# %% ../../nbs/papers/03_frenay2011.ipynb #2dfdab0a
 def paper_rule(results):
     """The paper's significance rule (Sec. 5.2): 'best', 'n.s.' when a mean lies inside the best result's 95% CI,
     else 'worse'.
@@ -90,7 +90,7 @@ def paper_rule(results):
     lo, hi = results[best][1:]
     return {k: 'best' if k == best else ('n.s.' if lo <= m <= hi else 'worse') for k, (m, _, _) in results.items()}
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #9c49b0e9
+# %% ../../nbs/papers/03_frenay2011.ipynb #adbf23c9
 def claim_verdict(summaries, large=(1.0, 10.0, 100.0, 1000.0)):
     """The paper's claim checked by the paper's rule on one data set: every σ_w in `large` and the Gaussian kernel
     are 'best' or 'n.s.' among all rows.
@@ -142,7 +142,7 @@ def paper_claim_table():
               gauss_vs_sigma1=rows['gaussian'][0] / rows[1.0][0], claim=claim_verdict(rows))
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #f312753a
+# %% ../../nbs/papers/03_frenay2011.ipynb #6bab41d2
 def _decades(lo, hi):
     return [10.0 ** k for k in range(lo, hi + 1)]
 
@@ -205,7 +205,7 @@ def frenay_data(name, max_rows=None, random_state=0):
         X, y = X[rows], y[rows]
     return X, y
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #2383ed6c
+# %% ../../nbs/papers/03_frenay2011.ipynb #60b0637a
 def _standardised(kernel, X, y):
     """(Xs, ys, x_mean, x_scale, y_mean, y_scale) exactly as each model of the cross-test standardises: the ELM
     kernel as `ELMKernelSVR` does, the Gaussian kernel as `cross_test`'s scaler and target transformer do."""
@@ -273,7 +273,7 @@ def _cross_test_fold(name, max_rows, kernel, values, C, epsilon, outer, inner, f
                 test=test, pred=pred, capped=int(capped + refit_capped), fits=scores.size * inner + 1,
                 seconds=time.perf_counter() - t0)
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #4458c3b2
+# %% ../../nbs/papers/03_frenay2011.ipynb #df56cb54
 @dataclass
 class KernelRun:
     """One row of Tables 2–3: the cross-test of one kernel on one data set.
@@ -377,7 +377,7 @@ def _most_common(params):
     keys = [(p['C'], p['epsilon'], p['value']) for p in params]
     return max(keys, key=keys.count)
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #1e7cb6a9
+# %% ../../nbs/papers/03_frenay2011.ipynb #6c7d1ec0
 def gram_reuse_table(name, protocol, sigma_w=1.0, random_state=0):
     """The precomputed-Gram protocol against `kelm_nb.experiments.cross_test` of `ELMKernelSVR` (one Gram matrix
     per fit): same folds, same fold errors, and the time of each.
@@ -419,7 +419,7 @@ def gram_reuse_table(name, protocol, sigma_w=1.0, random_state=0):
           max_rel_diff=float(np.max(np.abs(ours.fold_errors / ref.fold_errors - 1))))
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #22a5d734
+# %% ../../nbs/papers/03_frenay2011.ipynb #eb8f60f7
 def _ci_cell(mean, low, high):
     "(mean, half-width) of an interval, the cell form of `Table`."
     return (mean, (high - low) / 2)
@@ -480,7 +480,7 @@ def frenay_table(name, runs, protocol, notes=None):
               capped=f"{run.capped}/{run.fits}")
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #42715b7a
+# %% ../../nbs/papers/03_frenay2011.ipynb #0911948f
 def _cap_name(cap):
     return 'none' if cap == -1 else f'1e{int(round(math.log10(cap)))}'
 
@@ -528,7 +528,7 @@ def cap_effect(name, protocol, kernels, caps=(10 ** 5, 10 ** 7), random_state=0,
         t.add(runs[caps[0]][key].label, **values)
     return t, runs
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #a235eb2b
+# %% ../../nbs/papers/03_frenay2011.ipynb #47f6c603
 def _fixed_fold(name, max_rows, kernel, C, epsilon, value, folds, fold, random_state):
     "Test MSE of one k-fold split with fixed hyper-parameters (a task of `run_tasks`)."
     X, y = frenay_data(name, max_rows, random_state)
@@ -581,7 +581,7 @@ def size_effect(name, runs, sizes, kernels=('gaussian', 1.0), folds=10, random_s
         t.add(f'{min(size or n_all, n_all)} rows', **values)
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #3843da69
+# %% ../../nbs/papers/03_frenay2011.ipynb #dbc2514c
 def claim_table(all_runs, protocol):
     """The claim on every data set we ran: does σ_w >= 1 need no tuning and match a tuned Gaussian kernel?
 
@@ -652,7 +652,7 @@ def sigma_table(all_runs):
               **{cols[s]: runs[s].result.mean / g.mean for s in sigmas if s in runs})
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #e54894b9
+# %% ../../nbs/papers/03_frenay2011.ipynb #e2810810
 def fig_sigma_per_set(all_runs):
     """Each data set's test MSE relative to its tuned Gaussian kernel, against σ_w (the claim at a glance).
 
@@ -688,7 +688,7 @@ def fig_sigma_per_set(all_runs):
     fig.set_label('fig_sigma_per_set')
     return fig
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #7871a1d6
+# %% ../../nbs/papers/03_frenay2011.ipynb #e34ee737
 def _standardised_full(X):
     "X standardised on all its rows (for analyses of the kernel's geometry, not for evaluation)."
     return StandardScaler().fit_transform(X)
@@ -774,7 +774,7 @@ def extremes_tables(name, runs, X, y, k=5):
                   share_top=float(sq[top].sum() / sq.sum()))
     return t, share
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #f172435c
+# %% ../../nbs/papers/03_frenay2011.ipynb #3e51b5ca
 def fig_extrapolation(runs, X, y, kernels=('gaussian', 1.0)):
     """Predictions along the ray from the data mean through the row with the largest target, for models fitted on
     all rows with each kernel's most often chosen (C, ε, γ or σ_w); the largest targets marked at their position.
@@ -835,7 +835,7 @@ def fig_extrapolation(runs, X, y, kernels=('gaussian', 1.0)):
     fig.set_label('fig_extrapolation')
     return fig, slopes
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #c0f20e33
+# %% ../../nbs/papers/03_frenay2011.ipynb #eb7c2274
 def siri_table(runs=None):
     """Bodyfat's target is Siri's (1956) formula of its own `Density` column: body fat = 495 / Density - 450.
 
@@ -868,7 +868,7 @@ def siri_table(runs=None):
         t.add(f'{run.label} (cross-test)', mse=run.result.mean)
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #fb55505c
+# %% ../../nbs/papers/03_frenay2011.ipynb #212c6b63
 def timing_table(all_runs, protocol):
     """Model-selection cost: the Gaussian kernel's 3-parameter search against the ELM kernel's 2-parameter one.
 
@@ -899,7 +899,7 @@ def timing_table(all_runs, protocol):
         t.add(name, gauss_s=g, elm_s=e, speedup=g / e, grid_ratio=n3 / n2)
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #6d7424ad
+# %% ../../nbs/papers/03_frenay2011.ipynb #19d2c418
 def fig1_epsilon_svr():
     """Fig. 1 of the paper: (a) the ε-insensitive loss (eq. 2), (b) a linear SVR with its tube on a linear problem
     with two outliers, support vectors circled.
@@ -965,7 +965,7 @@ def fig3_kernel_shapes():
     fig.set_label('fig3_kernel_shapes')
     return fig
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #c66d9244
+# %% ../../nbs/papers/03_frenay2011.ipynb #fe8424fe
 def _thread_settings():
     "numba's and the BLAS libraries' thread counts, for the benchmark report."
     import numba
@@ -1018,7 +1018,7 @@ def _elm_kernel_svr_predict_case(quick=False):
     return BenchCase(ours=lambda: ours.predict(X[query]), peer=lambda: peer.predict(Xs_query), quality=quality,
                      repeats=3)
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #b39534ab
+# %% ../../nbs/papers/03_frenay2011.ipynb #79003e76
 def reproduce(full=False, n_jobs=1, random_state=0, datasets=None, progress=None):
     """Frénay & Verleysen (2011), Section 5: Tables 2–3 where we have the data (CPU, Abalone), the claim on every
     bundled regression set, the causes of the gaps, Fig. 1, Fig. 3 and the claim and extrapolation figures.
