@@ -6,7 +6,7 @@
 __all__ = ['SIGMA_W_MIN', 'elm_kernel', 'asymptotic_elm_kernel', 'normalize_kernel', 'rbf_kernel', 'laplacian_kernel',
            'polynomial_kernel', 'linear_kernel', 'AsymptoticELMKernel', 'ELMKernelSVR']
 
-# %% ../nbs/03_kernels.ipynb #3ffcd06a
+# %% ../nbs/03_kernels.ipynb #d52c682c
 import math
 import numbers
 
@@ -23,7 +23,7 @@ from sklearn.utils.validation import _check_sample_weight
 from .core import (RandomHiddenLayer, _check_bool, _validate_fit, _validate_predict, check_array_2d,
                           check_memory, check_positive, keep_state_on_error, kernel_product, register_kernel)
 
-# %% ../nbs/03_kernels.ipynb #fe7da7d0
+# %% ../nbs/03_kernels.ipynb #f69ea52a
 def _check_pair(X, Z, xname='X', zname='Z'):
     "Validated (X, Z, symmetric): Z None or the very same object as X means the symmetric case k(X, X)."
     symmetric = Z is None or Z is X
@@ -99,7 +99,7 @@ def elm_kernel(X, Z=None, n_hidden=1000, activation='erf', distribution='normal'
                          "rescale the inputs or choose a bounded activation such as 'erf'")
     return K.astype(_out_dtype(X, Z), copy=False)
 
-# %% ../nbs/03_kernels.ipynb #f1e354bd
+# %% ../nbs/03_kernels.ipynb #459c7489
 # Cephes (S. L. Moshier) asin.c coefficients: asin(x) = x + x^3 P(x^2)/Q(x^2) on |x| <= 0.625,
 # asin(1 - z) = pi/2 - sqrt(2z) (1 + z R(z)/S(z)) above.
 _P0, _P1, _P2, _P3, _P4, _P5 = (4.253011369004428248960e-3, -6.019598008014123785661e-1, 5.444622390564711410273e0,
@@ -119,7 +119,8 @@ def _asin(x):
     a = abs(x)
     if a > 0.625:
         zz = 1.0 - a
-        p = zz * ((((_R0 * zz + _R1) * zz + _R2) * zz + _R3) * zz + _R4) / ((((zz + _S0) * zz + _S1) * zz + _S2) * zz + _S3)
+        p = zz * ((((_R0 * zz + _R1) * zz + _R2) * zz + _R3) * zz + _R4) / (
+            (((zz + _S0) * zz + _S1) * zz + _S2) * zz + _S3)
         zz = math.sqrt(zz + zz)
         z = _PIO4 - zz
         zz = zz * p - _MOREBITS
@@ -139,7 +140,7 @@ def _asin_clipped(x):
         out[i] = _asin(min(max(x[i], -1.0), 1.0))
     return out
 
-# %% ../nbs/03_kernels.ipynb #fad06df0
+# %% ../nbs/03_kernels.ipynb #6405990e
 @njit(cache=True, inline='always', error_model='numpy')
 def _asymptotic_row(row, ei, si, di, e, s, d):
     """One row of eq. 15/16 in place: row[j] <- clip(arcsin(clip((e_i e_j + row[j]) s_i s_j)) d_i d_j).
@@ -211,7 +212,7 @@ _PARALLEL_MIN = 1 << 20   # Gram matrices with fewer entries (about 1000 x 1000)
 def _parallel(G):
     return G.size >= _PARALLEL_MIN
 
-# %% ../nbs/03_kernels.ipynb #c1e939ac
+# %% ../nbs/03_kernels.ipynb #5f6c4b33
 SIGMA_W_MIN = 1e-100
 _BIG = 2.0 ** 255   # rows with an entry beyond this are scaled down by a power of two before any product
 
@@ -322,7 +323,7 @@ def asymptotic_elm_kernel(X, Z=None, sigma_w=1.0, normalize=True):
         G = _asymptotic_cross(P, _asymptotic_factors(Z.astype(np.float64, copy=False), a, normalize))
     return G.astype(dtype, copy=False)
 
-# %% ../nbs/03_kernels.ipynb #df85b622
+# %% ../nbs/03_kernels.ipynb #0d7a3b87
 def _positive_diagonal(values, name, length):
     v = check_array_2d(np.asarray(values).reshape(-1, 1), name).ravel().astype(np.float64)
     if v.shape[0] != length:
@@ -370,7 +371,7 @@ def normalize_kernel(K, diag_X=None, diag_Z=None):
     dX, dZ = _positive_diagonal(diag_X, 'diag_X', n), _positive_diagonal(diag_Z, 'diag_Z', m)
     return (K / np.sqrt(np.outer(dX, dZ))).astype(K.dtype, copy=False)
 
-# %% ../nbs/03_kernels.ipynb #9f13eb84
+# %% ../nbs/03_kernels.ipynb #5c9d73ce
 @njit(cache=True, inline='always', error_model='numpy')
 def _distance_row(row, ni, nz, gamma, root):
     "row[j] <- -gamma * d(x_i, z_j)^2 (or d if `root`) in place from the inner products; d^2 clipped at 0."
@@ -463,7 +464,7 @@ def rbf_kernel(X, Z=None, gamma=None):
     Returns
     -------
     K : ndarray of shape (n_samples_X, n_samples_Z)
-        float32 when X and Z are float32 (computed in float64), else float64.
+        Entries in (0, 1]; float32 when X and Z are float32 (computed in float64), else float64.
 
     Examples
     --------
@@ -485,14 +486,14 @@ def laplacian_kernel(X, Z=None, gamma=None):
     ----------
     X : array-like of shape (n_samples_X, n_features)
     Z : array-like of shape (n_samples_Z, n_features) or None, default=None
-        None (or X itself): k(X, X), with an exact unit diagonal.
+        The second set of points; None (or X itself) computes k(X, X) with an exact unit diagonal.
     gamma : float or None, default=None
-        Inverse length scale; None means 1 / n_features.
+        Inverse length scale (the distance is not squared); None means 1 / n_features.
 
     Returns
     -------
     K : ndarray of shape (n_samples_X, n_samples_Z)
-        float32 when X and Z are float32 (computed in float64), else float64.
+        The Gram matrix, of float32 when both inputs are float32.
 
     Examples
     --------
@@ -524,8 +525,9 @@ def polynomial_kernel(X, Z=None, degree=3, gamma=None, coef0=1.0):
 
     Returns
     -------
-    K : ndarray of shape (n_samples_X, n_samples_Z)
-        float32 when X and Z are float32 (computed in float64), else float64.
+    ndarray of shape (n_samples_X, n_samples_Z)
+        Computed in float64 by binary powering (integer degree) or NumPy's power; returned as float32 when X and
+        Z are both float32.
 
     Examples
     --------
@@ -581,7 +583,7 @@ def linear_kernel(X, Z=None):
             raise ValueError(f"{name} has rows whose squared norm overflows {A.dtype}: rescale {name}")
     return X @ Z.T
 
-# %% ../nbs/03_kernels.ipynb #ad290680
+# %% ../nbs/03_kernels.ipynb #f7a32894
 _ELM_PARAMS = ('n_hidden', 'activation', 'distribution', 'weight_scale', 'bias_scale', 'weight_range',
                'bias_range', 'random_state')
 
@@ -599,7 +601,7 @@ def _register_kernels():
 
 _register_kernels()
 
-# %% ../nbs/03_kernels.ipynb #e7d739c7
+# %% ../nbs/03_kernels.ipynb #fd4e9eb5
 def _one_minus_square(r):
     "1 - r^2 for |r| <= 1, kept positive (pairs with r = 1 after rounding are near-duplicates)."
     return np.maximum((1.0 - r) * (1.0 + r), np.finfo(np.float64).tiny)
@@ -733,7 +735,7 @@ class AsymptoticELMKernel(Kernel):
         extra = '' if self.normalize else ', normalize=False'
         return f"{type(self).__name__}(sigma_w={self.sigma_w:.3g}{extra})"
 
-# %% ../nbs/03_kernels.ipynb #7bc3553f
+# %% ../nbs/03_kernels.ipynb #4b010658
 class ELMKernelSVR(RegressorMixin, BaseEstimator):
     """ε-SVR with the (normalised) asymptotic ELM kernel of erf units, eq. 15/16 (Frénay & Verleysen, 2011).
 

@@ -1,4 +1,4 @@
-"Tests of kelm_nb.kernels through the installed package: estimator checks, jitted kernels (float64 and float32), bad input."
+"Tests of kelm_nb.kernels through the installed package: estimator checks, Gram passes (float64, float32), bad input."
 import tracemalloc
 import warnings
 
@@ -25,8 +25,11 @@ _TOL_NOTE = ("LIBSVM stops at tol=1e-3, so weights and repeated rows agree only 
              "with tol=1e-12 the check passes (test_sample_weight_equivalence_at_tight_tolerance)")
 
 
-@parametrize_with_checks([ELMKernelSVR(), ELMKernelSVR(sigma_w=1e3, normalize=False), ELMKernelSVR(sigma_w=np.inf)],
-                         expected_failed_checks=lambda est: {'check_sample_weight_equivalence_on_dense_data': _TOL_NOTE})
+VARIANTS = [ELMKernelSVR(), ELMKernelSVR(sigma_w=1e3, normalize=False), ELMKernelSVR(sigma_w=np.inf)]
+
+
+@parametrize_with_checks(VARIANTS, expected_failed_checks=lambda est: {
+    'check_sample_weight_equivalence_on_dense_data': _TOL_NOTE})
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -160,7 +163,8 @@ def test_standard_kernels_equal_sklearn(dtype):
         A64 = A.astype(np.float64)
         D = skpw.euclidean_distances(A64, A64 if B is A else B.astype(np.float64))
         np.testing.assert_allclose(laplacian_kernel(A, B, 0.3), np.exp(-0.3 * D), **tol)
-        np.testing.assert_allclose(polynomial_kernel(A, B, 3, 0.2, 1.5), skpw.polynomial_kernel(A, B, 3, 0.2, 1.5), **tol)
+        np.testing.assert_allclose(polynomial_kernel(A, B, 3, 0.2, 1.5), skpw.polynomial_kernel(A, B, 3, 0.2, 1.5),
+                                   **tol)
         np.testing.assert_allclose(polynomial_kernel(A, B, 2.5, 0.2, 4.0), skpw.polynomial_kernel(A, B, 2.5, 0.2, 4.0),
                                    **tol)
         np.testing.assert_allclose(linear_kernel(A, B), skpw.linear_kernel(A, B), **tol)

@@ -5,7 +5,6 @@ raises a ValueError/TypeError or returns finite numbers of the right shape. Neve
 import warnings
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -72,8 +71,8 @@ def test_standard_kernels(data, shape_x, shape_z, dtype, which, gamma, degree, c
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=st.data(), shape=shapes, n_hidden=params, activation=st.sampled_from(['erf', 'sigmoid', 'exp', 'relu', 'x']),
-       scale=params)
+@given(data=st.data(), shape=shapes, n_hidden=params,
+       activation=st.sampled_from(['erf', 'sigmoid', 'exp', 'relu', 'x']), scale=params)
 def test_elm_kernel(data, shape, n_hidden, activation, scale):
     X = _array(data, shape, np.float64)
     _finite_or_clear_error(K.elm_kernel, X, n_hidden=n_hidden if n_hidden is None or n_hidden != n_hidden else n_hidden,

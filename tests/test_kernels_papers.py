@@ -53,7 +53,8 @@ def test_precomputed_cross_test_equals_cross_test(sigma_w):
         ref = cross_test(ELMKernelSVR(sigma_w=sigma_w, max_iter=p['max_iter']), {'C': p['C'], 'epsilon': p['epsilon']},
                          X, y, 3, 2, scale_X=False, scale_y=False, progress=False)
     np.testing.assert_allclose(ours.result.fold_errors, ref.fold_errors, rtol=1e-12)
-    assert [(b['C'], b['epsilon']) for b in ours.result.best_params] == [(b['C'], b['epsilon']) for b in ref.best_params]
+    chosen = [(b['C'], b['epsilon']) for b in ours.result.best_params]
+    assert chosen == [(b['C'], b['epsilon']) for b in ref.best_params]
     assert ours.fits == 3 * (2 * 4 + 1)
 
 

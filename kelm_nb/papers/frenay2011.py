@@ -4,12 +4,12 @@
 
 # %% auto #0
 __all__ = ['SIGMAS', 'PAPER_TABLES', 'PAPER_TABLE_OF', 'REGRESSION_SETS', 'paper_rule', 'claim_verdict', 'paper_claim_table',
-           'frenay_protocol', 'frenay_data', 'KernelRun', 'frenay_cross_tests', 'gram_reuse_table', 'frenay_table',
-           'cap_effect', 'size_effect', 'claim_table', 'sigma_table', 'fig_sigma_per_set', 'angle_saturation',
-           'extremes_tables', 'fig_extrapolation', 'siri_table', 'timing_table', 'fig1_epsilon_svr',
+           'frenay_protocol', 'protocol_rows', 'frenay_data', 'KernelRun', 'frenay_cross_tests', 'gram_reuse_table',
+           'frenay_table', 'cap_effect', 'size_effect', 'claim_table', 'sigma_table', 'fig_sigma_per_set',
+           'angle_saturation', 'extremes_tables', 'fig_extrapolation', 'siri_table', 'timing_table', 'fig1_epsilon_svr',
            'fig3_kernel_shapes', 'reproduce']
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #795727a4
+# %% ../../nbs/papers/03_frenay2011.ipynb #9fc01654
 import math
 import time
 import warnings
@@ -30,7 +30,7 @@ from ..experiments import (BenchCase, CrossTestResult, ReproductionTable, Table,
                                  paired_ttest, run_tasks)
 from ..kernels import ELMKernelSVR, asymptotic_elm_kernel, rbf_kernel
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #c81e53a6
+# %% ../../nbs/papers/03_frenay2011.ipynb #5f4c0769
 SIGMAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
 
 def _paper_rows(gauss, *sigma_rows):
@@ -66,7 +66,7 @@ PAPER_TABLE_OF = {'cancer': 2, 'cpu': 2, 'stock': 2, 'triazines': 2, 'abalone': 
 REGRESSION_SETS = ('cpu', 'abalone', 'housing', 'basketball', 'cloud', 'autoprice', 'strike', 'bodyfat', 'calhousing',
                    'cleveland', 'quake')
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #2dfdab0a
+# %% ../../nbs/papers/03_frenay2011.ipynb #bd615372
 def paper_rule(results):
     """The paper's significance rule (Sec. 5.2): 'best', 'n.s.' when a mean lies inside the best result's 95% CI,
     else 'worse'.
@@ -90,7 +90,7 @@ def paper_rule(results):
     lo, hi = results[best][1:]
     return {k: 'best' if k == best else ('n.s.' if lo <= m <= hi else 'worse') for k, (m, _, _) in results.items()}
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #adbf23c9
+# %% ../../nbs/papers/03_frenay2011.ipynb #22f30a06
 def claim_verdict(summaries, large=(1.0, 10.0, 100.0, 1000.0)):
     """The paper's claim checked by the paper's rule on one data set: every σ_w in `large` and the Gaussian kernel
     are 'best' or 'n.s.' among all rows.
@@ -142,7 +142,7 @@ def paper_claim_table():
               gauss_vs_sigma1=rows['gaussian'][0] / rows[1.0][0], claim=claim_verdict(rows))
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #6bab41d2
+# %% ../../nbs/papers/03_frenay2011.ipynb #fc12aabb
 def _decades(lo, hi):
     return [10.0 ** k for k in range(lo, hi + 1)]
 
@@ -160,12 +160,13 @@ def frenay_protocol(full=False):
         √10 per step: 17 × 13 × 7 values), all rows of every set, LIBSVM stopped after 10^7 iterations (its own
         safeguard since version 3.17). False: 10 outer × 3 inner folds, decade grids over the paper's ranges for C
         and γ (9 and 4 values), ε in {10^-3, ..., 10^0}, sets above 400 rows subsampled to 400, LIBSVM stopped
-        after 10^5 iterations. Capped fits are counted in every table.
+        after 10^5 iterations, and on the sets the paper did not use runs σ_w >= 0.1 only (`protocol_rows`). Capped
+        fits are counted in every table.
 
     Returns
     -------
     dict
-        outer, inner, C, epsilon, gamma, sigmas, max_iter, max_rows.
+        outer, inner, C, epsilon, gamma, sigmas, claim_sigmas, max_iter, max_rows.
 
     Examples
     --------
@@ -175,9 +176,30 @@ def frenay_protocol(full=False):
     """
     if full:
         return dict(outer=10, inner=10, C=_half_decades(-2, 6), epsilon=_half_decades(-5, 1),
-                    gamma=_half_decades(-3, 0), sigmas=SIGMAS, max_iter=10 ** 7, max_rows=None)
+                    gamma=_half_decades(-3, 0), sigmas=SIGMAS, claim_sigmas=SIGMAS, max_iter=10 ** 7, max_rows=None)
     return dict(outer=10, inner=3, C=_decades(-2, 6), epsilon=_decades(-3, 0), gamma=_decades(-3, 0),
-                sigmas=SIGMAS, max_iter=10 ** 5, max_rows=400)
+                sigmas=SIGMAS, claim_sigmas=SIGMAS[2:], max_iter=10 ** 5, max_rows=400)
+
+def protocol_rows(name, protocol):
+    """The kernel rows run on a data set: the Gaussian kernel and every σ_w of the paper on the sets of Tables 2–3,
+    the Gaussian kernel and `protocol['claim_sigmas']` on the others (quick mode: σ_w >= 0.1, which the claim is
+    about; σ_w <= 10^-2 are the slowest LIBSVM fits).
+
+    Parameters
+    ----------
+    name : str
+    protocol : dict
+
+    Returns
+    -------
+    list
+
+    Examples
+    --------
+    >>> protocol_rows('housing', frenay_protocol())
+    ['gaussian', 0.1, 1.0, 10.0, 100.0, 1000.0]
+    """
+    return ['gaussian', *(protocol['sigmas'] if name in PAPER_TABLES else protocol['claim_sigmas'])]
 
 def frenay_data(name, max_rows=None, random_state=0):
     """A bundled regression set, subsampled without replacement to `max_rows` rows (row order kept) if larger.
@@ -205,7 +227,7 @@ def frenay_data(name, max_rows=None, random_state=0):
         X, y = X[rows], y[rows]
     return X, y
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #60b0637a
+# %% ../../nbs/papers/03_frenay2011.ipynb #a807b58f
 def _standardised(kernel, X, y):
     """(Xs, ys, x_mean, x_scale, y_mean, y_scale) exactly as each model of the cross-test standardises: the ELM
     kernel as `ELMKernelSVR` does, the Gaussian kernel as `cross_test`'s scaler and target transformer do."""
@@ -273,7 +295,7 @@ def _cross_test_fold(name, max_rows, kernel, values, C, epsilon, outer, inner, f
                 test=test, pred=pred, capped=int(capped + refit_capped), fits=scores.size * inner + 1,
                 seconds=time.perf_counter() - t0)
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #df56cb54
+# %% ../../nbs/papers/03_frenay2011.ipynb #ee79d416
 @dataclass
 class KernelRun:
     """One row of Tables 2–3: the cross-test of one kernel on one data set.
@@ -292,6 +314,13 @@ class KernelRun:
         LIBSVM fits stopped at `max_iter` (inner grid search and refits).
     fits : int
         All LIBSVM fits of the row.
+
+    Attributes
+    ----------
+    summary : tuple of float
+        (mean, low, high) of the test MSE, as `paper_rule` reads it.
+    label : str
+        The row label of the paper's tables.
 
     Examples
     --------
@@ -317,6 +346,14 @@ class KernelRun:
         "The row label of the paper's tables."
         return 'Gaussian kernel' if self.kernel == 'gaussian' else f'σ_w = {self.kernel:.0e}'
 
+def _cross_test_tasks(name, protocol, kernels, random_state):
+    "The `_cross_test_fold` tasks of `frenay_cross_tests`: one per kernel row and outer fold (in that order)."
+    p = protocol
+    return [(name, p['max_rows'], 'gaussian' if key == 'gaussian' else 'elm',
+             tuple(p['gamma']) if key == 'gaussian' else (float(key),), tuple(p['C']), tuple(p['epsilon']),
+             p['outer'], p['inner'], fold, p['max_iter'], random_state)
+            for key in kernels for fold in range(p['outer'])]
+
 def frenay_cross_tests(name, protocol, kernels=None, random_state=0, n_jobs=1, progress=None):
     """Cross-test (Sec. 5.1) of SVR with the Gaussian kernel and with the normalised asymptotic ELM kernel for each
     σ_w, on one data set, with the same outer and inner folds for every row (paired results).
@@ -332,7 +369,7 @@ def frenay_cross_tests(name, protocol, kernels=None, random_state=0, n_jobs=1, p
     protocol : dict
         From `frenay_protocol` (possibly modified).
     kernels : list or None, default=None
-        'gaussian' and/or σ_w values; None is the Gaussian kernel and `protocol['sigmas']`.
+        'gaussian' and/or σ_w values; None is `protocol_rows(name, protocol)`.
     random_state : int, default=0
         Seed of the folds (and of the subsample).
     n_jobs : int, default=1
@@ -351,11 +388,8 @@ def frenay_cross_tests(name, protocol, kernels=None, random_state=0, n_jobs=1, p
     ['1.0', 'gaussian']
     """
     p = protocol
-    kernels = ['gaussian', *p['sigmas']] if kernels is None else list(kernels)
-    tasks = [(name, p['max_rows'], 'gaussian' if key == 'gaussian' else 'elm',
-              tuple(p['gamma']) if key == 'gaussian' else (float(key),), tuple(p['C']), tuple(p['epsilon']),
-              p['outer'], p['inner'], fold, p['max_iter'], random_state)
-             for key in kernels for fold in range(p['outer'])]
+    kernels = protocol_rows(name, p) if kernels is None else list(kernels)
+    tasks = _cross_test_tasks(name, p, kernels, random_state)
     done = run_tasks(_cross_test_fold, tasks, n_jobs=n_jobs, desc=f'cross-test {name}', progress=progress)
     n = len(frenay_data(name, p['max_rows'], random_state)[1])
     runs = {}
@@ -377,7 +411,7 @@ def _most_common(params):
     keys = [(p['C'], p['epsilon'], p['value']) for p in params]
     return max(keys, key=keys.count)
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #6c7d1ec0
+# %% ../../nbs/papers/03_frenay2011.ipynb #aaabe0da
 def gram_reuse_table(name, protocol, sigma_w=1.0, random_state=0):
     """The precomputed-Gram protocol against `kelm_nb.experiments.cross_test` of `ELMKernelSVR` (one Gram matrix
     per fit): same folds, same fold errors, and the time of each.
@@ -419,7 +453,11 @@ def gram_reuse_table(name, protocol, sigma_w=1.0, random_state=0):
           max_rel_diff=float(np.max(np.abs(ours.fold_errors / ref.fold_errors - 1))))
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #eb8f60f7
+# %% ../../nbs/papers/03_frenay2011.ipynb #b1605652
+def _column(key):
+    "A table column name for a kernel row: 'gauss', or 'sigma_1e_03' for σ_w = 10^-3."
+    return 'gauss' if key == 'gaussian' else 'sigma_' + f'{key:.0e}'.replace('-', '_').replace('+', '')
+
 def _ci_cell(mean, low, high):
     "(mean, half-width) of an interval, the cell form of `Table`."
     return (mean, (high - low) / 2)
@@ -474,13 +512,14 @@ def frenay_table(name, runs, protocol, notes=None):
     for key, run in runs.items():
         ref = paper.get(key)
         note = '; '.join(s for s in (_gap_note(run.result.mean, ref), (notes or {}).get(key, '')) if s)
-        t.add(run.label, note=note, paper=None if ref is None else _ci_cell(*ref), ours=(run.result.mean, run.result.ci),
-              rule_paper=paper_rules.get(key), rule_ours=ours_rule[key],
-              p_vs_gauss=None if key == 'gaussian' or 'gaussian' not in runs else round(_paired_p(run, runs['gaussian']), 3),
+        paired = key != 'gaussian' and 'gaussian' in runs
+        t.add(run.label, note=note, paper=None if ref is None else _ci_cell(*ref),
+              ours=(run.result.mean, run.result.ci), rule_paper=paper_rules.get(key), rule_ours=ours_rule[key],
+              p_vs_gauss=round(_paired_p(run, runs['gaussian']), 3) if paired else None,
               capped=f"{run.capped}/{run.fits}")
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #0911948f
+# %% ../../nbs/papers/03_frenay2011.ipynb #271a6327
 def _cap_name(cap):
     return 'none' if cap == -1 else f'1e{int(round(math.log10(cap)))}'
 
@@ -528,7 +567,7 @@ def cap_effect(name, protocol, kernels, caps=(10 ** 5, 10 ** 7), random_state=0,
         t.add(runs[caps[0]][key].label, **values)
     return t, runs
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #47f6c603
+# %% ../../nbs/papers/03_frenay2011.ipynb #7e89dfd1
 def _fixed_fold(name, max_rows, kernel, C, epsilon, value, folds, fold, random_state):
     "Test MSE of one k-fold split with fixed hyper-parameters (a task of `run_tasks`)."
     X, y = frenay_data(name, max_rows, random_state)
@@ -564,7 +603,7 @@ def size_effect(name, runs, sizes, kernels=('gaussian', 1.0), folds=10, random_s
     >>> len(size_effect('cpu', runs, [100, None], folds=2, progress=False).rows)
     2
     """
-    cols = {k: 'gauss' if k == 'gaussian' else 'sigma_' + f'{k:.0e}'.replace('-', '_').replace('+', '') for k in kernels}
+    cols = {k: _column(k) for k in kernels}
     params = {k: _most_common(runs[k].result.best_params) for k in kernels}
     tasks = [(name, size, 'gaussian' if k == 'gaussian' else 'elm', *params[k], folds, fold, random_state)
              for size in sizes for k in kernels for fold in range(folds)]
@@ -581,15 +620,16 @@ def size_effect(name, runs, sizes, kernels=('gaussian', 1.0), folds=10, random_s
         t.add(f'{min(size or n_all, n_all)} rows', **values)
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #dbc2514c
+# %% ../../nbs/papers/03_frenay2011.ipynb #c37ac38b
 def claim_table(all_runs, protocol):
     """The claim on every data set we ran: does σ_w >= 1 need no tuning and match a tuned Gaussian kernel?
 
     Parameters
     ----------
     all_runs : dict
-        {data set: {kernel: KernelRun}}.
+        {data set: {kernel: KernelRun}} with the Gaussian kernel, σ_w = 1 and other σ_w >= 1 among the kernels.
     protocol : dict
+        The protocol of the runs (its fold count goes into the note).
 
     Returns
     -------
@@ -641,7 +681,7 @@ def sigma_table(all_runs):
     ('gauss_mse', 'sigma_1e00')
     """
     sigmas = sorted({s for runs in all_runs.values() for s in runs if s != 'gaussian'})
-    cols = {s: 'sigma_' + f'{s:.0e}'.replace('-', '_').replace('+', '') for s in sigmas}
+    cols = {s: _column(s) for s in sigmas}
     t = Table("Test MSE of the ELM kernel relative to the Gaussian kernel, per σ_w",
               columns=('gauss_mse', *cols.values()), digits=3,
               note="gauss_mse: mean ± 95% half-width; the other columns: mean MSE of the normalised asymptotic ELM "
@@ -652,19 +692,19 @@ def sigma_table(all_runs):
               **{cols[s]: runs[s].result.mean / g.mean for s in sigmas if s in runs})
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #e2810810
+# %% ../../nbs/papers/03_frenay2011.ipynb #5bd31e76
 def fig_sigma_per_set(all_runs):
     """Each data set's test MSE relative to its tuned Gaussian kernel, against σ_w (the claim at a glance).
 
     Parameters
     ----------
     all_runs : dict
-        {data set: {kernel: KernelRun}}.
+        The runs of each data set (every set needs its 'gaussian' row).
 
     Returns
     -------
-    matplotlib.figure.Figure
-        Labelled 'fig_sigma_per_set'.
+    fig : matplotlib.figure.Figure
+        Log-log axes, one line per data set, 1 = as good as the Gaussian kernel; label 'fig_sigma_per_set'.
 
     Examples
     --------
@@ -688,7 +728,7 @@ def fig_sigma_per_set(all_runs):
     fig.set_label('fig_sigma_per_set')
     return fig
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #e34ee737
+# %% ../../nbs/papers/03_frenay2011.ipynb #7cd48209
 def _standardised_full(X):
     "X standardised on all its rows (for analyses of the kernel's geometry, not for evaluation)."
     return StandardScaler().fit_transform(X)
@@ -760,8 +800,9 @@ def extremes_tables(name, runs, X, y, k=5):
     sat = angle_saturation(X, top)
     rank = np.argsort(np.argsort(-norms))
     for i, r in enumerate(top):
+        predictions = {f'pred_{j}': float(run.predictions[r]) for j, run in enumerate(runs.values())}
         t.add(f'row {r}', target=float(y[r]), norm=float(norms[r]), norm_rank=int(rank[r]) + 1,
-              saturation=float(sat[i]), **{f'pred_{j}': float(run.predictions[r]) for j, run in enumerate(runs.values())})
+              saturation=float(sat[i]), **predictions)
     share = Table(f"{name}: share of the squared test error on the {k} largest targets",
                   columns=('mse', 'mse_without', 'share_top'), digits=3,
                   note="mse: out-of-fold MSE of all rows; mse_without: without the top rows; share_top: their "
@@ -774,7 +815,7 @@ def extremes_tables(name, runs, X, y, k=5):
                   share_top=float(sq[top].sum() / sq.sum()))
     return t, share
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #3e51b5ca
+# %% ../../nbs/papers/03_frenay2011.ipynb #f930ac1b
 def fig_extrapolation(runs, X, y, kernels=('gaussian', 1.0)):
     """Predictions along the ray from the data mean through the row with the largest target, for models fitted on
     all rows with each kernel's most often chosen (C, ε, γ or σ_w); the largest targets marked at their position.
@@ -826,16 +867,17 @@ def fig_extrapolation(runs, X, y, kernels=('gaussian', 1.0)):
     a.legend(fontsize=7)
     Xs = StandardScaler().fit(X)
     rs = Xs.transform(ray)
-    b.plot(t, asymptotic_elm_kernel(rs, Xs.transform(X[top:top + 1]), sigma_w=1.0)[:, 0], label=r'eq. 16, $\sigma_w$ = 1')
+    x_top = Xs.transform(X[top:top + 1])
+    b.plot(t, asymptotic_elm_kernel(rs, x_top, sigma_w=1.0)[:, 0], label=r'eq. 16, $\sigma_w$ = 1')
     gamma = _most_common(runs['gaussian'].result.best_params)[2] if 'gaussian' in runs else 0.01
-    b.plot(t, rbf_kernel(rs, Xs.transform(X[top:top + 1]), gamma=gamma)[:, 0], label=f'Gaussian, γ = {gamma:g}')
+    b.plot(t, rbf_kernel(rs, x_top, gamma=gamma)[:, 0], label=f'Gaussian, γ = {gamma:g}')
     b.set(xlabel='t', ylabel=f'k(x(t), row {top})', title='Kernel between a point on the ray and the extreme row')
     b.legend(fontsize=7)
     fig.tight_layout()
     fig.set_label('fig_extrapolation')
     return fig, slopes
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #eb7c2274
+# %% ../../nbs/papers/03_frenay2011.ipynb #38fae232
 def siri_table(runs=None):
     """Bodyfat's target is Siri's (1956) formula of its own `Density` column: body fat = 495 / Density - 450.
 
@@ -868,19 +910,21 @@ def siri_table(runs=None):
         t.add(f'{run.label} (cross-test)', mse=run.result.mean)
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #212c6b63
+# %% ../../nbs/papers/03_frenay2011.ipynb #792c1915
 def timing_table(all_runs, protocol):
     """Model-selection cost: the Gaussian kernel's 3-parameter search against the ELM kernel's 2-parameter one.
 
     Parameters
     ----------
     all_runs : dict
-        {data set: {kernel: KernelRun}}.
+        Runs per data set, each with a 'gaussian' and a 1.0 entry (`frenay_cross_tests`).
     protocol : dict
+        Its grids give the number of grid points of each search.
 
     Returns
     -------
     Table
+        Seconds of each search, their ratio and the ratio of grid sizes.
 
     Examples
     --------
@@ -899,7 +943,7 @@ def timing_table(all_runs, protocol):
         t.add(name, gauss_s=g, elm_s=e, speedup=g / e, grid_ratio=n3 / n2)
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #19d2c418
+# %% ../../nbs/papers/03_frenay2011.ipynb #b891986f
 def fig1_epsilon_svr():
     """Fig. 1 of the paper: (a) the ε-insensitive loss (eq. 2), (b) a linear SVR with its tube on a linear problem
     with two outliers, support vectors circled.
@@ -924,7 +968,8 @@ def fig1_epsilon_svr():
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.3))
     r = np.linspace(-2, 2, 201)
     a.plot(r, np.maximum(np.abs(r) - eps, 0), 'k')
-    a.set(xlabel='y - t', ylabel=r'$|y - t|_\varepsilon$', title=r'(a) $\varepsilon$-sensitive loss, $\varepsilon$ = 0.5')
+    a.set(xlabel='y - t', ylabel=r'$|y - t|_\varepsilon$',
+          title=r'(a) $\varepsilon$-sensitive loss, $\varepsilon$ = 0.5')
     grid = np.linspace(0, 10, 2)
     f = svr.predict(grid[:, None])
     b.plot(grid, f, 'k')
@@ -943,8 +988,8 @@ def fig3_kernel_shapes():
 
     Returns
     -------
-    matplotlib.figure.Figure
-        Labelled 'fig3_kernel_shapes'.
+    fig : matplotlib.figure.Figure
+        One panel, four curves; its label is 'fig3_kernel_shapes' (the name `reproduce` gives it).
 
     Examples
     --------
@@ -965,7 +1010,7 @@ def fig3_kernel_shapes():
     fig.set_label('fig3_kernel_shapes')
     return fig
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #fe8424fe
+# %% ../../nbs/papers/03_frenay2011.ipynb #2c24a62c
 def _thread_settings():
     "numba's and the BLAS libraries' thread counts, for the benchmark report."
     import numba
@@ -1018,7 +1063,7 @@ def _elm_kernel_svr_predict_case(quick=False):
     return BenchCase(ours=lambda: ours.predict(X[query]), peer=lambda: peer.predict(Xs_query), quality=quality,
                      repeats=3)
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #79003e76
+# %% ../../nbs/papers/03_frenay2011.ipynb #992a6d76
 def reproduce(full=False, n_jobs=1, random_state=0, datasets=None, progress=None):
     """Frénay & Verleysen (2011), Section 5: Tables 2–3 where we have the data (CPU, Abalone), the claim on every
     bundled regression set, the causes of the gaps, Fig. 1, Fig. 3 and the claim and extrapolation figures.
