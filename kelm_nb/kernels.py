@@ -6,7 +6,7 @@
 __all__ = ['SIGMA_W_MIN', 'elm_kernel', 'asymptotic_elm_kernel', 'normalize_kernel', 'rbf_kernel', 'laplacian_kernel',
            'polynomial_kernel', 'linear_kernel', 'AsymptoticELMKernel', 'ELMKernelSVR']
 
-# %% ../nbs/03_kernels.ipynb #d52c682c
+# %% ../nbs/03_kernels.ipynb #f6878396
 import math
 import numbers
 
@@ -23,7 +23,7 @@ from sklearn.utils.validation import _check_sample_weight
 from .core import (RandomHiddenLayer, _check_bool, _validate_fit, _validate_predict, check_array_2d,
                           check_memory, check_positive, keep_state_on_error, kernel_product, register_kernel)
 
-# %% ../nbs/03_kernels.ipynb #f69ea52a
+# %% ../nbs/03_kernels.ipynb #8ee4b473
 def _check_pair(X, Z, xname='X', zname='Z'):
     "Validated (X, Z, symmetric): Z None or the very same object as X means the symmetric case k(X, X)."
     symmetric = Z is None or Z is X
@@ -99,7 +99,7 @@ def elm_kernel(X, Z=None, n_hidden=1000, activation='erf', distribution='normal'
                          "rescale the inputs or choose a bounded activation such as 'erf'")
     return K.astype(_out_dtype(X, Z), copy=False)
 
-# %% ../nbs/03_kernels.ipynb #459c7489
+# %% ../nbs/03_kernels.ipynb #e5f0d0b7
 # Cephes (S. L. Moshier) asin.c coefficients: asin(x) = x + x^3 P(x^2)/Q(x^2) on |x| <= 0.625,
 # asin(1 - z) = pi/2 - sqrt(2z) (1 + z R(z)/S(z)) above.
 _P0, _P1, _P2, _P3, _P4, _P5 = (4.253011369004428248960e-3, -6.019598008014123785661e-1, 5.444622390564711410273e0,
@@ -140,7 +140,7 @@ def _asin_clipped(x):
         out[i] = _asin(min(max(x[i], -1.0), 1.0))
     return out
 
-# %% ../nbs/03_kernels.ipynb #6405990e
+# %% ../nbs/03_kernels.ipynb #ff07b980
 @njit(cache=True, inline='always', error_model='numpy')
 def _asymptotic_row(row, ei, si, di, e, s, d):
     """One row of eq. 15/16 in place: row[j] <- clip(arcsin(clip((e_i e_j + row[j]) s_i s_j)) d_i d_j).
@@ -212,7 +212,7 @@ _PARALLEL_MIN = 1 << 20   # Gram matrices with fewer entries (about 1000 x 1000)
 def _parallel(G):
     return G.size >= _PARALLEL_MIN
 
-# %% ../nbs/03_kernels.ipynb #5f6c4b33
+# %% ../nbs/03_kernels.ipynb #c9c6df48
 SIGMA_W_MIN = 1e-100
 _BIG = 2.0 ** 255   # rows with an entry beyond this are scaled down by a power of two before any product
 
@@ -323,7 +323,7 @@ def asymptotic_elm_kernel(X, Z=None, sigma_w=1.0, normalize=True):
         G = _asymptotic_cross(P, _asymptotic_factors(Z.astype(np.float64, copy=False), a, normalize))
     return G.astype(dtype, copy=False)
 
-# %% ../nbs/03_kernels.ipynb #0d7a3b87
+# %% ../nbs/03_kernels.ipynb #daaff2e6
 def _positive_diagonal(values, name, length):
     v = check_array_2d(np.asarray(values).reshape(-1, 1), name).ravel().astype(np.float64)
     if v.shape[0] != length:
@@ -371,7 +371,7 @@ def normalize_kernel(K, diag_X=None, diag_Z=None):
     dX, dZ = _positive_diagonal(diag_X, 'diag_X', n), _positive_diagonal(diag_Z, 'diag_Z', m)
     return (K / np.sqrt(np.outer(dX, dZ))).astype(K.dtype, copy=False)
 
-# %% ../nbs/03_kernels.ipynb #5c9d73ce
+# %% ../nbs/03_kernels.ipynb #304acb35
 @njit(cache=True, inline='always', error_model='numpy')
 def _distance_row(row, ni, nz, gamma, root):
     "row[j] <- -gamma * d(x_i, z_j)^2 (or d if `root`) in place from the inner products; d^2 clipped at 0."
@@ -583,7 +583,7 @@ def linear_kernel(X, Z=None):
             raise ValueError(f"{name} has rows whose squared norm overflows {A.dtype}: rescale {name}")
     return X @ Z.T
 
-# %% ../nbs/03_kernels.ipynb #f7a32894
+# %% ../nbs/03_kernels.ipynb #0b465f76
 _ELM_PARAMS = ('n_hidden', 'activation', 'distribution', 'weight_scale', 'bias_scale', 'weight_range',
                'bias_range', 'random_state')
 
@@ -601,7 +601,7 @@ def _register_kernels():
 
 _register_kernels()
 
-# %% ../nbs/03_kernels.ipynb #fd4e9eb5
+# %% ../nbs/03_kernels.ipynb #4f80dcda
 def _one_minus_square(r):
     "1 - r^2 for |r| <= 1, kept positive (pairs with r = 1 after rounding are near-duplicates)."
     return np.maximum((1.0 - r) * (1.0 + r), np.finfo(np.float64).tiny)
@@ -735,7 +735,7 @@ class AsymptoticELMKernel(Kernel):
         extra = '' if self.normalize else ', normalize=False'
         return f"{type(self).__name__}(sigma_w={self.sigma_w:.3g}{extra})"
 
-# %% ../nbs/03_kernels.ipynb #4b010658
+# %% ../nbs/03_kernels.ipynb #c3dc816d
 class ELMKernelSVR(RegressorMixin, BaseEstimator):
     """ε-SVR with the (normalised) asymptotic ELM kernel of erf units, eq. 15/16 (Frénay & Verleysen, 2011).
 
@@ -805,7 +805,8 @@ class ELMKernelSVR(RegressorMixin, BaseEstimator):
 
     def _standardise(self, X, y, sample_weight):
         "Store the (weighted) standardisation of X and y; return the standardised X and y."
-        scaler = StandardScaler().fit(X, sample_weight=sample_weight)
+        with np.errstate(over='ignore', invalid='ignore'):      # an overflow is reported just below, by name
+            scaler = StandardScaler().fit(X, sample_weight=sample_weight)
         if not (np.isfinite(scaler.scale_).all() and np.isfinite(scaler.mean_).all()):
             raise ValueError("X has a column whose mean or variance overflows float64 (values beyond ~1e154): "
                              "rescale it")

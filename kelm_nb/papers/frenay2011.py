@@ -7,9 +7,9 @@ __all__ = ['SIGMAS', 'PAPER_TABLES', 'PAPER_TABLE_OF', 'REGRESSION_SETS', 'paper
            'frenay_protocol', 'protocol_rows', 'frenay_data', 'KernelRun', 'frenay_cross_tests', 'gram_reuse_table',
            'frenay_table', 'cap_effect', 'size_effect', 'claim_table', 'sigma_table', 'fig_sigma_per_set',
            'angle_saturation', 'extremes_tables', 'fig_extrapolation', 'siri_table', 'timing_table', 'fig1_epsilon_svr',
-           'fig3_kernel_shapes', 'reproduce']
+           'fig3_kernel_shapes', 'gram_pass_table', 'reproduce']
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #9fc01654
+# %% ../../nbs/papers/03_frenay2011.ipynb #65619eec
 import math
 import time
 import warnings
@@ -30,7 +30,7 @@ from ..experiments import (BenchCase, CrossTestResult, ReproductionTable, Table,
                                  paired_ttest, run_tasks)
 from ..kernels import ELMKernelSVR, asymptotic_elm_kernel, rbf_kernel
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #5f4c0769
+# %% ../../nbs/papers/03_frenay2011.ipynb #f15c43e3
 SIGMAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
 
 def _paper_rows(gauss, *sigma_rows):
@@ -66,7 +66,7 @@ PAPER_TABLE_OF = {'cancer': 2, 'cpu': 2, 'stock': 2, 'triazines': 2, 'abalone': 
 REGRESSION_SETS = ('cpu', 'abalone', 'housing', 'basketball', 'cloud', 'autoprice', 'strike', 'bodyfat', 'calhousing',
                    'cleveland', 'quake')
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #bd615372
+# %% ../../nbs/papers/03_frenay2011.ipynb #894da1e1
 def paper_rule(results):
     """The paper's significance rule (Sec. 5.2): 'best', 'n.s.' when a mean lies inside the best result's 95% CI,
     else 'worse'.
@@ -90,7 +90,7 @@ def paper_rule(results):
     lo, hi = results[best][1:]
     return {k: 'best' if k == best else ('n.s.' if lo <= m <= hi else 'worse') for k, (m, _, _) in results.items()}
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #22f30a06
+# %% ../../nbs/papers/03_frenay2011.ipynb #da2dfee8
 def claim_verdict(summaries, large=(1.0, 10.0, 100.0, 1000.0)):
     """The paper's claim checked by the paper's rule on one data set: every σ_w in `large` and the Gaussian kernel
     are 'best' or 'n.s.' among all rows.
@@ -142,7 +142,7 @@ def paper_claim_table():
               gauss_vs_sigma1=rows['gaussian'][0] / rows[1.0][0], claim=claim_verdict(rows))
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #fc12aabb
+# %% ../../nbs/papers/03_frenay2011.ipynb #a30d3ce0
 def _decades(lo, hi):
     return [10.0 ** k for k in range(lo, hi + 1)]
 
@@ -227,7 +227,7 @@ def frenay_data(name, max_rows=None, random_state=0):
         X, y = X[rows], y[rows]
     return X, y
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #a807b58f
+# %% ../../nbs/papers/03_frenay2011.ipynb #e89d02d6
 def _standardised(kernel, X, y):
     """(Xs, ys, x_mean, x_scale, y_mean, y_scale) exactly as each model of the cross-test standardises: the ELM
     kernel as `ELMKernelSVR` does, the Gaussian kernel as `cross_test`'s scaler and target transformer do."""
@@ -295,7 +295,7 @@ def _cross_test_fold(name, max_rows, kernel, values, C, epsilon, outer, inner, f
                 test=test, pred=pred, capped=int(capped + refit_capped), fits=scores.size * inner + 1,
                 seconds=time.perf_counter() - t0)
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #ee79d416
+# %% ../../nbs/papers/03_frenay2011.ipynb #04350e68
 @dataclass
 class KernelRun:
     """One row of Tables 2–3: the cross-test of one kernel on one data set.
@@ -411,7 +411,7 @@ def _most_common(params):
     keys = [(p['C'], p['epsilon'], p['value']) for p in params]
     return max(keys, key=keys.count)
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #aaabe0da
+# %% ../../nbs/papers/03_frenay2011.ipynb #260d5bb7
 def gram_reuse_table(name, protocol, sigma_w=1.0, random_state=0):
     """The precomputed-Gram protocol against `kelm_nb.experiments.cross_test` of `ELMKernelSVR` (one Gram matrix
     per fit): same folds, same fold errors, and the time of each.
@@ -453,7 +453,7 @@ def gram_reuse_table(name, protocol, sigma_w=1.0, random_state=0):
           max_rel_diff=float(np.max(np.abs(ours.fold_errors / ref.fold_errors - 1))))
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #b1605652
+# %% ../../nbs/papers/03_frenay2011.ipynb #214d82aa
 def _column(key):
     "A table column name for a kernel row: 'gauss', or 'sigma_1e_03' for σ_w = 10^-3."
     return 'gauss' if key == 'gaussian' else 'sigma_' + f'{key:.0e}'.replace('-', '_').replace('+', '')
@@ -504,22 +504,25 @@ def frenay_table(name, runs, protocol, notes=None):
     which = f"Table {PAPER_TABLE_OF[name]}" if name in PAPER_TABLE_OF else 'not in the paper'
     t = ReproductionTable(
         f"Frénay & Verleysen 2011, {which}: {name} ({n} rows), test MSE",
-        columns=('paper', 'ours', 'rule_paper', 'rule_ours', 'p_vs_gauss', 'capped'), digits=3,
+        columns=('paper', 'ours', 'rule_paper', 'rule_ours', 'p_vs_best', 'p_vs_gauss', 'capped'), digits=3,
         note=f"mean ± 95% CI half-width over {protocol['outer']} outer folds, inner {protocol['inner']}-fold grid "
              f"search; rule: the paper's (n.s. = mean inside the CI of the best row), applied to the paper's numbers "
-             f"and to ours; p: paired t-test against the Gaussian kernel on the same folds; capped: LIBSVM fits "
-             f"stopped at {protocol['max_iter']:.0e} iterations, of all fits of the row.")
+             f"and to ours; p: paired t-tests against our best row and against the Gaussian kernel on the same "
+             f"folds (the rule ignores the pairing); capped: LIBSVM fits stopped at {protocol['max_iter']:.0e} "
+             "iterations, of all fits of the row.")
+    best = next(k for k, v in ours_rule.items() if v == 'best')
     for key, run in runs.items():
         ref = paper.get(key)
         note = '; '.join(s for s in (_gap_note(run.result.mean, ref), (notes or {}).get(key, '')) if s)
         paired = key != 'gaussian' and 'gaussian' in runs
         t.add(run.label, note=note, paper=None if ref is None else _ci_cell(*ref),
               ours=(run.result.mean, run.result.ci), rule_paper=paper_rules.get(key), rule_ours=ours_rule[key],
+              p_vs_best=None if key == best else round(_paired_p(run, runs[best]), 3),
               p_vs_gauss=round(_paired_p(run, runs['gaussian']), 3) if paired else None,
               capped=f"{run.capped}/{run.fits}")
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #271a6327
+# %% ../../nbs/papers/03_frenay2011.ipynb #85720176
 def _cap_name(cap):
     return 'none' if cap == -1 else f'1e{int(round(math.log10(cap)))}'
 
@@ -567,7 +570,7 @@ def cap_effect(name, protocol, kernels, caps=(10 ** 5, 10 ** 7), random_state=0,
         t.add(runs[caps[0]][key].label, **values)
     return t, runs
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #7e89dfd1
+# %% ../../nbs/papers/03_frenay2011.ipynb #457fbcbe
 def _fixed_fold(name, max_rows, kernel, C, epsilon, value, folds, fold, random_state):
     "Test MSE of one k-fold split with fixed hyper-parameters (a task of `run_tasks`)."
     X, y = frenay_data(name, max_rows, random_state)
@@ -620,7 +623,7 @@ def size_effect(name, runs, sizes, kernels=('gaussian', 1.0), folds=10, random_s
         t.add(f'{min(size or n_all, n_all)} rows', **values)
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #c37ac38b
+# %% ../../nbs/papers/03_frenay2011.ipynb #908d80f4
 def claim_table(all_runs, protocol):
     """The claim on every data set we ran: does σ_w >= 1 need no tuning and match a tuned Gaussian kernel?
 
@@ -692,7 +695,7 @@ def sigma_table(all_runs):
               **{cols[s]: runs[s].result.mean / g.mean for s in sigmas if s in runs})
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #5bd31e76
+# %% ../../nbs/papers/03_frenay2011.ipynb #fb088b5c
 def fig_sigma_per_set(all_runs):
     """Each data set's test MSE relative to its tuned Gaussian kernel, against σ_w (the claim at a glance).
 
@@ -728,7 +731,7 @@ def fig_sigma_per_set(all_runs):
     fig.set_label('fig_sigma_per_set')
     return fig
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #7cd48209
+# %% ../../nbs/papers/03_frenay2011.ipynb #9b5baf8a
 def _standardised_full(X):
     "X standardised on all its rows (for analyses of the kernel's geometry, not for evaluation)."
     return StandardScaler().fit_transform(X)
@@ -815,7 +818,7 @@ def extremes_tables(name, runs, X, y, k=5):
                   share_top=float(sq[top].sum() / sq.sum()))
     return t, share
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #f930ac1b
+# %% ../../nbs/papers/03_frenay2011.ipynb #ebb3e372
 def fig_extrapolation(runs, X, y, kernels=('gaussian', 1.0)):
     """Predictions along the ray from the data mean through the row with the largest target, for models fitted on
     all rows with each kernel's most often chosen (C, ε, γ or σ_w); the largest targets marked at their position.
@@ -877,7 +880,7 @@ def fig_extrapolation(runs, X, y, kernels=('gaussian', 1.0)):
     fig.set_label('fig_extrapolation')
     return fig, slopes
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #38fae232
+# %% ../../nbs/papers/03_frenay2011.ipynb #234811e6
 def siri_table(runs=None):
     """Bodyfat's target is Siri's (1956) formula of its own `Density` column: body fat = 495 / Density - 450.
 
@@ -910,7 +913,7 @@ def siri_table(runs=None):
         t.add(f'{run.label} (cross-test)', mse=run.result.mean)
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #792c1915
+# %% ../../nbs/papers/03_frenay2011.ipynb #262d5bdd
 def timing_table(all_runs, protocol):
     """Model-selection cost: the Gaussian kernel's 3-parameter search against the ELM kernel's 2-parameter one.
 
@@ -943,7 +946,7 @@ def timing_table(all_runs, protocol):
         t.add(name, gauss_s=g, elm_s=e, speedup=g / e, grid_ratio=n3 / n2)
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #b891986f
+# %% ../../nbs/papers/03_frenay2011.ipynb #c1e6ae4f
 def fig1_epsilon_svr():
     """Fig. 1 of the paper: (a) the ε-insensitive loss (eq. 2), (b) a linear SVR with its tube on a linear problem
     with two outliers, support vectors circled.
@@ -1010,13 +1013,63 @@ def fig3_kernel_shapes():
     fig.set_label('fig3_kernel_shapes')
     return fig
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #2c24a62c
+# %% ../../nbs/papers/03_frenay2011.ipynb #a8d0b0b8
 def _thread_settings():
     "numba's and the BLAS libraries' thread counts, for the benchmark report."
     import numba
     from threadpoolctl import threadpool_info
     blas = [f"{i.get('internal_api')}={i.get('num_threads')}" for i in threadpool_info() if i.get('user_api') == 'blas']
     return f"numba={numba.get_num_threads()}, " + ', '.join(blas)
+
+def _interleaved_cpu_times(calls, repeats=5):
+    "Median CPU seconds (process time: robust to other jobs on the machine) of each call, called in turn."
+    times = {k: [] for k in calls}
+    for f in calls.values():
+        f()                                                   # warm-up: numba compilation, caches
+    for _ in range(repeats):
+        for k, f in calls.items():
+            t0 = time.process_time()
+            f()
+            times[k].append(time.process_time() - t0)
+    return {k: float(np.median(v)) for k, v in times.items()}
+
+def gram_pass_table(n=5000, d=20, repeats=5):
+    """CPU time per Gram entry, on one thread, of the ways to build k(X, X) with eq. 16 and the Gaussian kernel:
+    ours (tiled symmetric pass), ours through the rectangular pass, and scikit-learn's `rbf_kernel`.
+
+    Parameters
+    ----------
+    n, d : int, default=5000, 20
+        Rows and features of X ~ N(0, 1).
+    repeats : int, default=5
+        Interleaved timed calls after a warm-up (median).
+
+    Returns
+    -------
+    Table
+
+    Examples
+    --------
+    >>> len(gram_pass_table(n=300, repeats=1).rows)
+    4
+    """
+    from sklearn.metrics.pairwise import rbf_kernel as sk_rbf
+    from kelm_nb.experiments import single_threaded
+    X = np.random.default_rng(0).standard_normal((n, d))
+    calls = {'eq. 16, k(X, X): syrk + tiled symmetric pass': lambda: asymptotic_elm_kernel(X),
+             'eq. 16, k(X, copy of X): GEMM + rectangular pass': lambda: asymptotic_elm_kernel(X, X.copy()),
+             'Gaussian, ours: syrk + one distance pass + NumPy exp': lambda: rbf_kernel(X),
+             'Gaussian, sklearn.metrics.pairwise.rbf_kernel': lambda: sk_rbf(X)}
+    with single_threaded():
+        cpu = _interleaved_cpu_times(calls, repeats)
+    peer = cpu['Gaussian, sklearn.metrics.pairwise.rbf_kernel']
+    t = Table(f"Gram matrices of {n} x {n} (d = {d}) on one thread: CPU time",
+              columns=('ms', 'ns_per_entry', 'vs_sklearn'), digits=3,
+              note="process time (not wall time: robust to other jobs), median of interleaved calls; numba and BLAS "
+                   "limited to one thread.")
+    for k, v in cpu.items():
+        t.add(k, ms=1e3 * v, ns_per_entry=1e9 * v / n ** 2, vs_sklearn=v / peer)
+    return t
 
 @bench_case('asymptotic_gram', target='ratio <= 0.7',
             description='normalised asymptotic ELM kernel Gram matrix k(X, X) (eq. 16), n=5000, d=20, '
@@ -1057,13 +1110,17 @@ def _elm_kernel_svr_predict_case(quick=False):
         ours.predict(X[query])
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
+        one, one_s = X[query[:1]], Xs_query[:1]
+        latency = _interleaved_cpu_times({'ours': lambda: ours.predict(one), 'peer': lambda: peer.predict(one_s)},
+                                         repeats=200)
         return {'peak_mib': peak / 2 ** 20, 'whole_kernel_mib': n_query * len(ours.support_) * 8 / 2 ** 20,
                 'n_sv_ours': len(ours.support_), 'n_sv_peer': len(peer.support_),
+                'single_row_us_ours': 1e6 * latency['ours'], 'single_row_us_peer': 1e6 * latency['peer'],
                 'max_abs_diff_vs_whole_kernel': float(np.abs(r_ours[:200] - ref).max()), 'threads': _thread_settings()}
     return BenchCase(ours=lambda: ours.predict(X[query]), peer=lambda: peer.predict(Xs_query), quality=quality,
                      repeats=3)
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #992a6d76
+# %% ../../nbs/papers/03_frenay2011.ipynb #106129ae
 def reproduce(full=False, n_jobs=1, random_state=0, datasets=None, progress=None):
     """Frénay & Verleysen (2011), Section 5: Tables 2–3 where we have the data (CPU, Abalone), the claim on every
     bundled regression set, the causes of the gaps, Fig. 1, Fig. 3 and the claim and extrapolation figures.
