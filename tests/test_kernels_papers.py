@@ -1,0 +1,150 @@
+"Tests of kelm_nb.papers.frenay2011 (the experiment of Frénay & Verleysen 2011) on small protocols."
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVR
+
+from kelm_nb.experiments import CASES, cross_test, run_case, task_store
+from kelm_nb.kernels import ELMKernelSVR
+from kelm_nb.papers import frenay2011 as F
+
+SMALL = dict(F.frenay_protocol(), outer=3, inner=2, C=[1.0, 100.0], epsilon=[0.01, 0.1], gamma=[0.01, 0.3],
+             sigmas=(0.1, 1.0, 1000.0))
+
+
+@pytest.fixture(scope='module')
+def cpu_runs():
+    return F.frenay_cross_tests('cpu', SMALL, progress=False)
+
+
+def test_protocols():
+    full, quick = F.frenay_protocol(True), F.frenay_protocol()
+    assert (len(full['C']), len(full['epsilon']), len(full['gamma'])) == (17, 13, 7)
+    np.testing.assert_allclose([full['C'][0], full['C'][-1], full['epsilon'][0], full['gamma'][-1]],
+                               [1e-2, 1e6, 1e-5, 1.0], rtol=1e-12)
+    np.testing.assert_allclose(np.diff(np.log10(full['C'])), 0.5, rtol=1e-9)
+    for key in ('C', 'epsilon', 'gamma'):     # the quick grids are points of the paper's grids
+        assert set(np.round(np.log10(quick[key]), 9)) <= set(np.round(np.log10(full[key]), 9))
+    assert quick['C'][0] == full['C'][0] and quick['C'][-1] == full['C'][-1] and quick['outer'] == 10
+    assert full['max_rows'] is None and F.frenay_data('abalone', quick['max_rows'])[0].shape == (400, 8)
+    assert F.frenay_data('cpu', 400)[0].shape == (209, 6)
+
+
+def test_paper_rule_on_the_papers_numbers():
+    assert F.paper_rule({'a': (1.0, 0.5, 1.5), 'b': (1.4, 1.2, 1.6), 'c': (2.0, 1.8, 2.2)}) == {
+        'a': 'best', 'b': 'n.s.', 'c': 'worse'}
+    verdicts = {name: F.claim_verdict(rows) for name, rows in F.PAPER_TABLES.items()}
+    assert [n for n, v in verdicts.items() if v == 'holds'] == ['cancer', 'cpu', 'abalone', 'ailerons', 'elevators']
+    assert verdicts['triazines'] == 'fails: Gaussian' and 'σ_w = 1e+00' in verdicts['compacts']
+    assert len(F.paper_claim_table().rows) == 8
+
+
+@pytest.mark.parametrize('sigma_w', [1e-3, 1.0])
+def test_precomputed_cross_test_equals_cross_test(sigma_w):
+    "One Gram matrix per fold gives exactly the fold errors of the generic nested CV with ELMKernelSVR."
+    X, y = F.frenay_data('cpu')
+    p = dict(SMALL, max_iter=10 ** 4)
+    ours = F.frenay_cross_tests('cpu', p, [sigma_w], progress=False)[sigma_w]
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', ConvergenceWarning)
+        ref = cross_test(ELMKernelSVR(sigma_w=sigma_w, max_iter=p['max_iter']), {'C': p['C'], 'epsilon': p['epsilon']},
+                         X, y, 3, 2, scale_X=False, scale_y=False, progress=False)
+    np.testing.assert_allclose(ours.result.fold_errors, ref.fold_errors, rtol=1e-12)
+    chosen = [(b['C'], b['epsilon']) for b in ours.result.best_params]
+    assert chosen == [(b['C'], b['epsilon']) for b in ref.best_params]
+    assert ours.fits == 3 * (2 * 4 + 1)
+
+
+def test_gaussian_row_equals_cross_test_of_svr(cpu_runs):
+    X, y = F.frenay_data('cpu')
+    ref = cross_test(SVR(max_iter=SMALL['max_iter']), {k: SMALL[k] for k in ('C', 'epsilon', 'gamma')}, X, y, 3, 2,
+                     progress=False)
+    np.testing.assert_allclose(cpu_runs['gaussian'].result.fold_errors, ref.fold_errors, rtol=1e-9)
+
+
+def test_out_of_fold_predictions_give_the_fold_errors(cpu_runs):
+    from sklearn.model_selection import KFold
+    X, y = F.frenay_data('cpu')
+    run = cpu_runs[1.0]
+    folds = KFold(3, shuffle=True, random_state=0).split(X)
+    errors = [np.mean((run.predictions[te] - y[te]) ** 2) for _, te in folds]
+    np.testing.assert_allclose(errors, run.result.fold_errors, rtol=1e-12)
+
+
+def test_capped_fits_are_counted():
+    p = dict(SMALL, C=[1e4], epsilon=[0.01], max_iter=10)
+    run = F.frenay_cross_tests('cpu', p, [1e-3], progress=False)[1e-3]
+    assert run.capped == run.fits == 3 * (2 + 1)
+    assert F.frenay_cross_tests('cpu', dict(p, C=[1.0], max_iter=-1), [1.0], progress=False)[1.0].capped == 0
+
+
+def test_parallel_and_stored_runs_give_the_same_numbers(tmp_path):
+    p = dict(SMALL, C=[1.0, 10.0], epsilon=[0.1])
+    serial = F.frenay_cross_tests('basketball', p, [1.0], progress=False)[1.0].result.fold_errors
+    parallel = F.frenay_cross_tests('basketball', p, [1.0], n_jobs=2, progress=False)[1.0].result.fold_errors
+    np.testing.assert_array_equal(serial, parallel)
+    with task_store(tmp_path):
+        first = F.frenay_cross_tests('basketball', p, [1.0], progress=False)[1.0].result.fold_errors
+        again = F.frenay_cross_tests('basketball', p, [1.0], progress=False)[1.0].result.fold_errors
+    np.testing.assert_array_equal(first, serial)
+    np.testing.assert_array_equal(again, serial)
+    assert any(tmp_path.rglob('output.pkl'))
+
+
+def test_tables(cpu_runs):
+    t = F.frenay_table('cpu', cpu_runs, SMALL)
+    labels = [r['label'] for r in t.rows]
+    assert labels == ['Gaussian kernel', 'σ_w = 1e-01', 'σ_w = 1e+00', 'σ_w = 1e+03']
+    row = t.rows[2]['values']
+    assert row['paper'] == (3.9e3, (6.7e3 - 1.1e3) / 2) and row['rule_paper'] in ('best', 'n.s.', 'worse')
+    assert row['capped'].endswith(f'/{3 * (2 * 4 + 1)}') and 0 <= row['p_vs_gauss'] <= 1
+    claim = F.claim_table({'cpu': cpu_runs}, SMALL).rows[0]['values']
+    assert claim['rows'] == 209 and claim['claim'].startswith(('holds', 'fails'))
+    assert F.sigma_table({'cpu': cpu_runs}).columns == ('gauss_mse', 'sigma_1e_01', 'sigma_1e00', 'sigma_1e03')
+    assert F.timing_table({'cpu': cpu_runs}, SMALL).rows[0]['values']['grid_ratio'] == 2.0
+    X, y = F.frenay_data('cpu')
+    top, share = F.extremes_tables('cpu', cpu_runs, X, y)
+    assert [r['values']['target'] for r in top.rows] == sorted(y)[::-1][:5]
+    assert all(0 < r['values']['share_top'] < 1 for r in share.rows)
+
+
+def test_angle_saturation_vanishes_with_the_norm():
+    X, _ = F.frenay_data('cpu')
+    norms = np.linalg.norm((X - X.mean(0)) / X.std(0), axis=1)
+    far, near = np.argsort(norms)[-3:], np.argsort(norms)[:3]
+    assert F.angle_saturation(X, far).max() < F.angle_saturation(X, near).min()
+
+
+def test_siri_formula():
+    t = F.siri_table()
+    assert 1.58 < t.rows[0]['values']['mse'] < 1.60 and t.rows[0]['values']['rows_off_by_1'] == 5
+    assert 17.0 < t.rows[0]['values']['largest_miss'] < 17.1
+
+
+def test_figures(cpu_runs):
+    import matplotlib
+    matplotlib.use('Agg')
+    X, y = F.frenay_data('cpu')
+    assert F.fig1_epsilon_svr().get_label() == 'fig1_epsilon_svr'
+    assert F.fig3_kernel_shapes().get_label() == 'fig3_kernel_shapes'
+    assert F.fig_sigma_per_set({'cpu': cpu_runs}).get_label() == 'fig_sigma_per_set'
+    fig, slopes = F.fig_extrapolation(cpu_runs, X, y)
+    assert fig.get_label() == 'fig_extrapolation' and set(slopes) == {'gaussian', 1.0}
+
+
+def test_bench_cases_registered_and_correct():
+    for name in ('asymptotic_gram', 'elm_kernel_svr_predict'):
+        assert name in CASES and CASES[name].factory.__module__ == 'kelm_nb.papers.frenay2011'
+    r = run_case('asymptotic_gram', quick=True)
+    assert r['symmetric'] and r['unit_diagonal'] and r['max_abs_diff_vs_numpy_eq16'] < 1e-13
+    r = run_case('elm_kernel_svr_predict', quick=True)
+    assert r['max_abs_diff_vs_whole_kernel'] < 1e-8 and r['peak_mib'] < 100
+
+
+def test_reproduce_signature():
+    params = inspect.signature(F.reproduce).parameters
+    for name, default in (('full', False), ('n_jobs', 1), ('random_state', 0)):
+        assert params[name].default == default
