@@ -37,8 +37,8 @@ from .core import limit_blas_threads
 # %% auto #0
 __all__ = ['METRICS', 'CASES', 'RESERVED_FIELDS', 'PAPERS', 'nrmse', 'mean_ci', 'Table', 'ReproductionTable', 'task_store',
            'run_tasks', 'single_threaded', 'grid_search', 'CrossTestResult', 'cross_test', 'SplitResults',
-           'paired_ttest', 'repeated_splits', 'BenchCase', 'CaseInfo', 'bench_case', 'check_target', 'run_case',
-           'Paper']
+           'paired_ttest', 'repeated_splits', 'defaults_check', 'BenchCase', 'CaseInfo', 'bench_case', 'check_target',
+           'run_case', 'Paper']
 
 # %% ../nbs/01_experiments.ipynb #68001c5b
 def _check_targets(y, name='y', allow_2d=False):
@@ -500,6 +500,7 @@ class CrossTestResult:
     best_params: list
     fit_times: np.ndarray
     time_s: float
+    n_failed_fits: int = 0
 
     @property
     def interval(self):
@@ -515,18 +516,58 @@ class CrossTestResult:
 
     def __repr__(self):
         lo, hi = self.interval
+        failed = f", {self.n_failed_fits} failed fits" if self.n_failed_fits else ''
         return (f"CrossTestResult({self.metric} = {self.mean:.4g}, {self.confidence:.0%} CI [{lo:.4g}, {hi:.4g}], "
-                f"{len(self.fold_errors)} folds, {self.time_s:.2f} s)")
+                f"{len(self.fold_errors)} folds, {self.time_s:.2f} s{failed})")
 
-def _fit_score(search, X, y, train, test, func, prefix):
+def _grid_point_scores(model, params, X, y, inner_splits, scorer):
+    "One task of the cross-test: the scores of grid point `params` on every inner fold (NaN where a fit fails)."
+    scores = np.empty(len(inner_splits))
+    for k, (train, valid) in enumerate(inner_splits):
+        try:
+            m = clone(model).set_params(**params).fit(X[train], y[train])
+            scores[k] = scorer(m, X[valid], y[valid])
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+            scores[k] = np.nan
+    return scores
+
+def _refit_and_test(model, params, X, y, train, test, func):
+    "The second round of the cross-test: refit the winner on the outer training part, score the held-out fold."
     t0 = time.perf_counter()
-    s = clone(search).fit(X[train], y[train])
+    m = clone(model).set_params(**params).fit(X[train], y[train])
     t = time.perf_counter() - t0
-    return func(y[test], s.predict(X[test])), _unprefix(s.best_params_, prefix), t
+    return func(y[test], m.predict(X[test])), t
 
 def cross_test(estimator, param_grid, X, y, outer_folds=10, inner_folds=10, scale_X=True, scale_y=True,
                metric=None, confidence=0.95, random_state=0, n_jobs=1, progress=None):
-    "Frénay's cross-test: outer k-fold test, inner k-fold grid search, scaling on training parts, original units."
+    """Frénay's cross-test: outer k-fold test, inner k-fold grid search, scaling on training parts, original units.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A scikit-learn estimator (cloned).
+    param_grid : dict or list of dict
+        Grid of the bare estimator's parameters (lists of values).
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    outer_folds, inner_folds : int, default=10
+    scale_X, scale_y : bool or str or transformer, default=True
+        Scale inputs / targets inside every fit ('standard', 'minmax' to [-1, 1], a transformer, or False);
+        targets are never scaled for a classifier.
+    metric : str or callable, optional
+        A name of `METRICS` or a score `metric(y, y_pred)`; 'mse' for regressors, 'accuracy' for classifiers.
+    confidence : float, default=0.95
+    random_state : int, default=0
+        Seed of both levels of folds.
+    n_jobs : int, default=1
+        Processes for the tasks (joblib; a Dask backend brings its own workers).
+    progress : bool or None, default=None
+        Progress bar of finished tasks (None: on a terminal only).
+
+    Returns
+    -------
+    CrossTestResult
+    """
     t0 = time.perf_counter()
     _check_estimator(estimator)
     X, y = _check_Xy(X, y)
@@ -543,16 +584,23 @@ def cross_test(estimator, param_grid, X, y, outer_folds=10, inner_folds=10, scal
     metric = metric if metric is not None else ('accuracy' if clf else 'mse')
     func, _, label = _get_metric(metric)
     model, prefix = _wrap(estimator, scale_X, scale_y)
-    grid = _prefix_grid(param_grid, prefix, estimator)
+    points = list(ParameterGrid(_prefix_grid(param_grid, prefix, estimator)))
     inner = _cv(inner_folds, clf, random_state, 'inner_folds')
-    outer = _cv(outer_folds, clf, random_state, 'outer_folds')
-    search = GridSearchCV(model, grid, cv=inner, scoring=_scorer(metric), n_jobs=1, refit=True)
-    tasks = [(search, X, y, tr, te, func, prefix) for tr, te in outer.split(X, y)]
-    out = run_tasks(_fit_score, tasks, n_jobs=n_jobs, desc='cross-test', progress=progress)
+    outer = list(_cv(outer_folds, clf, random_state, 'outer_folds').split(X, y))
+    parts = [(X[tr], y[tr]) for tr, _ in outer]          # one copy per outer fold, shared by its tasks
+    tasks = [(model, p, Xo, yo, list(inner.split(Xo, yo)), _scorer(metric)) for Xo, yo in parts for p in points]
+    scores = np.array(run_tasks(_grid_point_scores, tasks, n_jobs=n_jobs, desc='cross-test: grid', progress=progress))
+    scores = scores.reshape(len(outer), len(points), -1)
+    means = scores.mean(axis=2)
+    if np.isnan(means).all(axis=1).any():
+        raise ValueError("every grid point failed to fit on some outer fold: check the grid and the data")
+    best = np.nanargmax(means, axis=1)                     # the first best mean, as GridSearchCV's best_index_
+    refits = [(model, points[b], X, y, tr, te, func) for b, (tr, te) in zip(best, outer)]
+    out = run_tasks(_refit_and_test, refits, n_jobs=n_jobs, desc='cross-test: refits', progress=progress)
     errs = np.array([o[0] for o in out], float)
     m, h = mean_ci(errs, confidence)
-    return CrossTestResult(label, errs, m, h, confidence, [o[1] for o in out],
-                           np.array([o[2] for o in out]), time.perf_counter() - t0)
+    return CrossTestResult(label, errs, m, h, confidence, [_unprefix(points[b], prefix) for b in best],
+                           np.array([o[1] for o in out]), time.perf_counter() - t0, int(np.isnan(scores).sum()))
 
 # %% ../nbs/01_experiments.ipynb #ca1436b2
 @dataclass
@@ -631,6 +679,80 @@ def repeated_splits(estimators, X, y, n_repeats=10, test_size=0.5, stratify=None
     scores = {k: np.array([o[1] for o in out if o[0] == k]) for k in models}
     times = {k: np.array([o[2] for o in out if o[0] == k]) for k in models}
     return SplitResults(label, scores, times, confidence)
+
+# %% ../nbs/01_experiments.ipynb #b3453aae
+def _default_peers(task):
+    "scikit-learn's default estimators for a task: the bar a kelm_nb default must reach."
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.linear_model import Ridge
+    from sklearn.svm import SVC, SVR
+    if task == 'regression':
+        return {'Ridge()': Ridge(), "KernelRidge('rbf')": KernelRidge(kernel='rbf'), 'SVR()': SVR()}
+    return {'SVC()': SVC()}
+
+def _cv_score(estimator, name, max_rows, random_state):
+    "One task of `defaults_check`: the mean 3-fold CV score of `estimator` (scaled inputs) on data set `name`."
+    from sklearn.model_selection import cross_val_score
+    from kelm_nb.datasets import DATASETS, load_dataset
+    X, y = load_dataset(name)
+    if len(X) > max_rows:
+        keep = np.random.default_rng(random_state).choice(len(X), max_rows, replace=False)
+        X, y = X[keep], y[keep]
+    regression = DATASETS[name]['task'] == 'regression'
+    cv = (KFold if regression else StratifiedKFold)(3, shuffle=True, random_state=random_state)
+    model = Pipeline([('scale', StandardScaler()), ('model', clone(estimator))])
+    return float(np.mean(cross_val_score(model, X, y, cv=cv, scoring='r2' if regression else 'accuracy')))
+
+def defaults_check(estimators, task, datasets=None, max_rows=1000, tolerance=0.05, random_state=0, n_jobs=1,
+                   progress=None):
+    """Scores of default-constructed estimators and of scikit-learn's default peers on the bundled data sets.
+
+    Parameters
+    ----------
+    estimators : dict
+        `{name: estimator}` (normally each class constructed with no argument).
+    task : {'regression', 'classification'}
+        Which bundled sets: the regression sets, or the binary and multi-class ones.
+    datasets : list of str, optional
+        A subset of the bundled sets of the task.
+    max_rows : int, default=1000
+        Larger sets are subsampled (without replacement) to this many rows.
+    tolerance : float, default=0.05
+        A score more than this below the best peer's is a shortfall (accuracy or R² points / 100).
+    random_state : int, default=0
+    n_jobs : int, default=1
+    progress : bool or None, default=None
+
+    Returns
+    -------
+    (Table, list of (str, str, float))
+        The table (rows: data sets; columns: our estimators, the peers, the bar) and the shortfalls
+        `(estimator, data set, score - bar)`.
+    """
+    from kelm_nb.datasets import list_datasets
+    if task not in ('regression', 'classification'):
+        raise ValueError(f"task must be 'regression' or 'classification', got {task!r}")
+    names = datasets or [d['name'] for d in list_datasets()
+                         if (d['task'] == 'regression') == (task == 'regression')]
+    peers = _default_peers(task)
+    models = {**estimators, **peers}
+    scores = run_tasks(_cv_score, [(m, d, max_rows, random_state) for d in names for m in models.values()],
+                       n_jobs=n_jobs, desc='defaults', progress=progress)
+    scores = np.array(scores).reshape(len(names), len(models))
+    metric = 'R²' if task == 'regression' else 'accuracy'
+    columns = [re.sub(r'\W+', '_', k).strip('_') for k in models] + ['bar']
+    table = Table(f'Default constructors vs scikit-learn defaults ({task}, mean 3-fold CV {metric}, '
+                  f'at most {max_rows} rows)', columns=columns, digits=3)
+    shortfalls = []
+    for d, row in zip(names, scores):
+        bar = float(row[len(estimators):].max())
+        short = [(k, d, float(s - bar)) for k, s in zip(estimators, row) if s < bar - tolerance]
+        shortfalls += short
+        table.add(d, note=', '.join(f'{k} {gap:+.3f}' for k, _, gap in short),
+                  **dict(zip(columns, [float(v) for v in row] + [bar])))
+    table.note = (f"note: our estimators more than {tolerance} below the bar (the best peer); "
+                  f"{len(shortfalls)} shortfall(s)")
+    return table, shortfalls
 
 # %% ../nbs/01_experiments.ipynb #9ca99604
 @dataclass

@@ -29,7 +29,7 @@ def test_calhousing_shape_and_catalogue():
     assert X.shape == (20433, 8)
     assert 14999 <= y.min() and y.max() <= 500001  # median house values in dollars
     names = [d['name'] for d in list_datasets()]
-    assert len(names) == 30 and 'wdbc' in names and names == sorted(set(names), key=names.index)
+    assert len(names) == 33 and 'wdbc' in names and names == sorted(set(names), key=names.index)
     for d in list_datasets():
         assert set(d) >= {'name', 'rows', 'features', 'task', 'source', 'used_by'}
     assert 'calhousing' in str(list_datasets()) and '<table>' in list_datasets()._repr_html_()
