@@ -11,11 +11,12 @@ __all__ = ['ZHU_DATASETS', 'ZHU_TABLE1', 'ZHU_TABLE2', 'ZHU_TABLE3', 'METHODS', 
            'hidden_node_curves', 'plot_hidden_node_curves', 'run_zhu', 'zhu_tables', 'reproduce', 'esvr_fit_case',
            'esvr_fit_1thread_case', 'tune_esvr_and_svr', 'esvr_vs_svr_case', 'esvr_nu_path_cv_case']
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #b2cfc2f4
+# %% ../../nbs/papers/04_zhu2014.ipynb #55f769fa
 import time
 import warnings
 
 import numpy as np
+import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import root_mean_squared_error as rmse
 from sklearn.model_selection import KFold, ShuffleSplit
@@ -23,10 +24,10 @@ from sklearn.svm import SVR
 
 from ..core import RandomHiddenLayer, compute_kernel, ridge_solve
 from ..datasets import DATASETS, load_dataset
-from ..esvr import ESVR, PAPER_NU_GRID, esvr_nu_path, lssvr_path, LSSVR
+from ..esvr import ESVR, LSSVR, PAPER_NU_GRID, augment, esvr_nu_path, lssvr_path
 from ..experiments import BenchCase, ReproductionTable, Table, bench_case, paired_ttest, run_tasks, single_threaded
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #0f5a7a16
+# %% ../../nbs/papers/04_zhu2014.ipynb #062769b1
 ZHU_DATASETS = ('basketball', 'cloud', 'autoprice', 'strike', 'pyrim', 'bodyfat', 'cleveland', 'housing',
                 'balloon', 'quake', 'space_ga', 'abalone')
 
@@ -55,10 +56,10 @@ ZHU_TABLE3 = {'basketball': (0.2567, 0.1029, 0.2568, 0.0049, 0.2521, 0.0208),
               'space_ga': (0.0654, 92.1705, 0.0665, 2.5293, 0.0661, 0.3677),
               'abalone': (0.1519, 250.4772, 0.1486, 9.6423, 0.1510, 0.1875)}
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #cc3b9398
+# %% ../../nbs/papers/04_zhu2014.ipynb #08bdb6c3
 def scale_pm1(a):
-    """Every column of `a` scaled to $[-1, 1]$ by its minimum and maximum (constant columns to 0), as Sec. 4.1 does
-    to whole data sets before the regression.
+    """Every column of `a` scaled to $[-1, 1]$ by its minimum and maximum, as Sec. 4.1 does to whole data sets before
+    the regression (a constant column becomes -1: Pyrim's `p3_pi_acceptor`).
 
     Parameters
     ----------
@@ -146,14 +147,14 @@ def zhu_settings(full=False):
     if full:
         return dict(seeds=(0, 1, 2), outer=5, hidden=tuple(range(10, 301, 10)), rounds=10, nus=PAPER_NU_GRID,
                     svr_C=2.0 ** np.arange(-3, 22, 3), svr_gamma=2.0 ** np.arange(-15, 4, 3), svr_epsilon=0.05,
-                    svr_max_iter=100_000, ls_C=PAPER_NU_GRID, ls_gamma=2.0 ** np.arange(-19, 10, 2), max_rows=None,
+                    svr_max_iter=100_000, ls_C=PAPER_NU_GRID, ls_gamma=2.0 ** np.arange(-19, 10, 4), max_rows=None,
                     weight_ranges=(0.25, 0.5, 1.0, 2.0, 4.0), study_hidden=(50, 100, 200, 300), study_rounds=3)
     return dict(seeds=(0,), outer=3, hidden=(20, 60, 150, 300), rounds=2, nus=PAPER_NU_GRID,
                 svr_C=2.0 ** np.arange(-3, 14, 4), svr_gamma=2.0 ** np.arange(-11, 6, 4), svr_epsilon=0.05,
                 svr_max_iter=100_000, ls_C=PAPER_NU_GRID, ls_gamma=2.0 ** np.arange(-11, 8, 3), max_rows=600,
                 weight_ranges=(0.5, 1.0, 2.0), study_hidden=(60, 200), study_rounds=2)
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #8a88ad7e
+# %% ../../nbs/papers/04_zhu2014.ipynb #653eb8cd
 _METHOD_LABELS = {'esvr': 'ESVR', 'svr': 'SVR', 'lssvr': 'LS-SVR', 'elm': 'ELM', 'mean': 'constant'}
 
 def _log2(v):
@@ -190,7 +191,7 @@ def table1(names):
     return t
 
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #6b50c1f5
+# %% ../../nbs/papers/04_zhu2014.ipynb #68e47fb1
 def svmkm_gamma(sigma):
     """Our RBF `gamma` for SVM-KM's Gaussian kernel width $\\sigma$: $\\exp(-\\|x-z\\|^2/(2\\sigma^2))$, so $\\gamma=1/(2\\sigma^2)$.
 
@@ -252,7 +253,7 @@ def paper_parameters(name):
             'lssvr': {'gamma_reg': 2.0 ** lc, 'gamma': float(lssvmlab_gamma(2.0 ** lg))},
             'esvr': {'nu': 2.0 ** nu, 'n_hidden': n_hidden}}
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #44438afb
+# %% ../../nbs/papers/04_zhu2014.ipynb #d1f12dbb
 def _seed(*keys):
     "A 32-bit seed derived from integer keys."
     return int(np.random.SeedSequence([int(k) for k in keys]).generate_state(1)[0])
@@ -263,6 +264,23 @@ def _layer(n_hidden, seed, weight=1.0, bias_low=-1.0):
                              random_state=seed)
 
 METHODS = ('mean', 'elm', 'esvr', 'svr', 'lssvr')
+
+def _prefix_nu_paths(Htr, ytr, Hva, hidden, nus):
+    """ESVR's validation predictions (n_val, n_nus) for the first L columns of the hidden layer, for every L of
+    `hidden`: one Gram matrix $E^\\top E$ of the widest layer, then one `eigh` of its leading block per width (eq. 9's
+    spectral form); `esvr_nu_path` (an SVD) where a width has more columns than rows."""
+    Etr, Eva = augment(Htr), augment(Hva)                  # the constant column is the last one
+    G, R = Etr.T @ Etr, Etr.T @ ytr
+    paths = []
+    for L in hidden:
+        if Htr.shape[0] < L + 1:
+            paths.append(esvr_nu_path(Htr[:, :L], ytr, Hva[:, :L], nus))
+            continue
+        cols = np.r_[:L, Etr.shape[1] - 1]
+        d, V = scipy.linalg.eigh(G[np.ix_(cols, cols)], check_finite=False)
+        W = 1.0 / (np.maximum(d, 0.0)[None, :] + 1.0 / np.asarray(nus)[:, None])
+        paths.append((Eva[:, cols] @ V) @ (W * (V.T @ R[cols])).T)
+    return paths
 
 def _svr(C, gamma, s):
     return SVR(kernel='rbf', C=float(C), gamma=float(gamma), epsilon=s['svr_epsilon'], cache_size=500,
@@ -297,7 +315,8 @@ def grid_scores(name, method, train, test, s, seed, variant=None):
     Returns
     -------
     dict
-        `rmse`: an array over the grid — 'esvr': (hidden, rounds, nus); 'elm': (hidden, rounds); 'svr':
+        `rmse`: an array over the grid — 'esvr': (hidden, rounds, nus); 'elm': (hidden, rounds) — every width the
+        first nodes of one random layer per round; 'svr':
         (C, gamma); 'lssvr': (gamma, C); 'mean': a scalar; and `capped`: libsvm fits stopped at `max_iter`.
 
     Examples
@@ -316,15 +335,15 @@ def grid_scores(name, method, train, test, s, seed, variant=None):
             hidden, rounds = (s['hidden'], s['rounds']) if variant is None else (s['study_hidden'], s['study_rounds'])
             law = (1.0, -1.0) if variant is None else variant
             out = np.empty((len(hidden), rounds) + ((len(s['nus']),) if method == 'esvr' else ()))
-            for i, L in enumerate(hidden):
-                for r in range(rounds):
-                    layer = _layer(L, _seed(seed, r, L), *law).fit(Xtr)
-                    Htr, Hva = layer.transform(Xtr), layer.transform(Xva)
-                    if method == 'esvr':
-                        P = esvr_nu_path(Htr, ytr, Hva, s['nus'])
+            for r in range(rounds):              # every width: the first L nodes of one random layer per round
+                layer = _layer(max(hidden), _seed(seed, r), *law).fit(Xtr)
+                Htr, Hva = layer.transform(Xtr), layer.transform(Xva)
+                if method == 'esvr':
+                    for i, P in enumerate(_prefix_nu_paths(Htr, ytr, Hva, hidden, s['nus'])):
                         out[i, r] = np.sqrt(np.mean((P - yva[:, None]) ** 2, axis=0))
-                    else:                                     # the basic ELM: minimum-norm least squares
-                        out[i, r] = rmse(yva, Hva @ ridge_solve(Htr, ytr, None))
+                else:                            # the basic ELM: minimum-norm least squares
+                    for i, L in enumerate(hidden):
+                        out[i, r] = rmse(yva, Hva[:, :L] @ ridge_solve(Htr[:, :L], ytr, None))
         elif method == 'svr':
             out = np.empty((len(s['svr_C']), len(s['svr_gamma'])))
             for i, C in enumerate(s['svr_C']):
@@ -341,7 +360,7 @@ def grid_scores(name, method, train, test, s, seed, variant=None):
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     return {'rmse': out, 'capped': capped}
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #b9676960
+# %% ../../nbs/papers/04_zhu2014.ipynb #939ba5d6
 def _timed_fit(model, X, y):
     t0 = time.perf_counter()
     model.fit(X, y)
@@ -412,7 +431,7 @@ def final_fit(name, method, params, train, test, s, seed, variant=None):
     return {'rmse': float(np.mean(errors)), 'rmse_rounds': np.array(errors), 'time': float(np.mean(times)),
             'capped': int(capped)}
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #80c49a0b
+# %% ../../nbs/papers/04_zhu2014.ipynb #61b33aec
 def _grids(method, s, variant=None):
     "The parameter axes of `method`'s score array, in order: a list of `(name, values)`."
     hidden = s['hidden'] if variant is None else s['study_hidden']
@@ -461,7 +480,7 @@ def select(method, fold_scores, s, variant=None):
     params['edge'] = tuple(name for (name, values), i in zip(axes, idx) if len(values) > 2 and i in (0, len(values) - 1))
     return float(A[idx]), params
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #84ba5c9f
+# %% ../../nbs/papers/04_zhu2014.ipynb #d6c25fdc
 def _folds(n, seed):
     return list(KFold(3, shuffle=True, random_state=seed).split(np.arange(n)))
 
@@ -559,23 +578,21 @@ def nested_protocol(names, methods, s, n_jobs=1, progress=None, variants=(None,)
         e['capped'] += res['capped'] + sum(f['capped'] for f in inner.get((name, m, v, o), []))
     return out
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #30062e6f
-def table2(pp, names, s):
+# %% ../../nbs/papers/04_zhu2014.ipynb #e4cf8424
+def table2(run):
     """Table 2: the selected parameters, the paper's (converted to our parametrisation) / ours (paper's protocol,
     first fold seed).
 
     Parameters
     ----------
-    pp : dict
-        `paper_protocol` result.
-    names : sequence of str
-    s : dict
-        Settings.
+    run : dict
+        A `run_zhu` result; its paper-protocol selections are shown.
 
     Returns
     -------
     ReproductionTable
     """
+    s, names, pp = run['settings'], run['names'], run['paper']
     t = ReproductionTable('Table 2 — selected parameters, paper (converted) / ours',
                           columns=('SVR_C', 'SVR_gamma', 'LSSVR_C', 'LSSVR_gamma', 'ESVR_nu', 'ESVR_n_hidden'),
                           compare=None,
@@ -595,22 +612,20 @@ def table2(pp, names, s):
                             f"{'*' if 'n_hidden' in o['esvr']['edge'] else ''}")
     return t
 
-def table3_paper_protocol(pp, names, s):
+def table3_paper_protocol(run):
     """Table 3 (test RMSE) under the paper's protocol: the best mean 3-fold CV RMSE over the grid, with the spread
     over the fold seeds and the constant predictor.
 
     Parameters
     ----------
-    pp : dict
-        `paper_protocol` result.
-    names : sequence of str
-    s : dict
-        Settings.
+    run : dict
+        A `run_zhu` result (its `paper` entry, every fold seed).
 
     Returns
     -------
     ReproductionTable
     """
+    s, names, pp = run['settings'], run['names'], run['paper']
     cols = ('ESVR_paper', 'ESVR_ours', 'SVR_paper', 'SVR_ours', 'LSSVR_paper', 'LSSVR_ours', 'ELM_ours', 'constant')
     t = ReproductionTable("Table 3 — RMSE under the paper's protocol (best mean 3-fold CV RMSE over the grid)",
                           columns=cols, compare=('ESVR_ours', 'ESVR_paper'),
@@ -631,21 +646,20 @@ def table3_paper_protocol(pp, names, s):
               LSSVR_paper=paper[2], LSSVR_ours=cell('lssvr'), ELM_ours=cell('elm'), constant=cell('mean'))
     return t
 
-def table3_nested(nn, names, s):
-    """Table 3 (test RMSE) under the nested protocol: mean ± standard deviation over the random 2:1 splits.
+def table3_nested(run):
+    """Table 3 (test RMSE) under the nested protocol: mean ± standard deviation over the random 2:1 splits, for the
+    paper's sets and the unseen ones.
 
     Parameters
     ----------
-    nn : dict
-        `nested_protocol` result.
-    names : sequence of str
-    s : dict
-        Settings.
+    run : dict
+        A `run_zhu` result (its `nested` entry).
 
     Returns
     -------
     ReproductionTable
     """
+    s, names, nn = run['settings'], run['names'] + run['unseen'], run['nested']
     t = ReproductionTable('Table 3 — test RMSE under a nested protocol (parameters chosen by 3-fold CV on the '
                           'training two thirds, tested on the held-out third)',
                           columns=('ESVR_paper', 'ESVR', 'SVR', 'LSSVR', 'ELM', 'constant'),
@@ -660,27 +674,25 @@ def table3_nested(nn, names, s):
         t.add(name, f"lowest: {_METHOD_LABELS[lowest]}; ESVR vs {_METHOD_LABELS[peer]}: "
                     f"{r['esvr'].mean() / r[peer].mean() - 1:+.1%}, p = {p:.2g}"
                     + ('' if name in ZHU_TABLE3 else '; not in the paper'),
-              ESVR_paper=ZHU_TABLE3[name][4] if name in ZHU_TABLE3 else None, **{k: (float(r[m].mean()), float(r[m].std())) for k, m in
-                                                 (('ESVR', 'esvr'), ('SVR', 'svr'), ('LSSVR', 'lssvr'), ('ELM', 'elm'),
-                                                  ('constant', 'mean'))})
+              ESVR_paper=ZHU_TABLE3[name][4] if name in ZHU_TABLE3 else None,
+              **{k: (float(r[m].mean()), float(r[m].std())) for k, m in
+                 (('ESVR', 'esvr'), ('SVR', 'svr'), ('LSSVR', 'lssvr'), ('ELM', 'elm'), ('constant', 'mean'))})
     return t
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #2cf91cb5
-def table_times(nn, names, s):
+# %% ../../nbs/papers/04_zhu2014.ipynb #81e1d62e
+def table_times(run):
     """Table 3 (training time): the paper's MATLAB times next to ours (one thread, median over the splits).
 
     Parameters
     ----------
-    nn : dict
-        `nested_protocol` result.
-    names : sequence of str
-    s : dict
-        Settings.
+    run : dict
+        A `run_zhu` result: the fit times its nested protocol measured.
 
     Returns
     -------
     ReproductionTable
     """
+    names, nn = run['names'], run['nested']
     t = ReproductionTable('Table 3 — training time (s) with the selected parameters',
                           columns=('ESVR_paper', 'ESVR_ours', 'SVR_paper', 'SVR_ours', 'LSSVR_paper', 'LSSVR_ours',
                                    'SVR_over_ESVR_paper', 'SVR_over_ESVR_ours'), compare=None, digits=3,
@@ -694,22 +706,20 @@ def table_times(nn, names, s):
               LSSVR_ours=o['lssvr'], SVR_over_ESVR_paper=p[1] / p[5], SVR_over_ESVR_ours=o['svr'] / o['esvr'])
     return t
 
-def table_claims(pp, nn, names, s):
+def table_claims(run):
     """The paper's two accuracy claims, set by set: ESVR against the basic ELM, and ESVR's rank among ESVR, SVR and
     LS-SVR in the paper's Table 3, under the paper's protocol and under the nested one.
 
     Parameters
     ----------
-    pp, nn : dict
-        `paper_protocol` and `nested_protocol` results.
-    names : sequence of str
-    s : dict
-        Settings.
+    run : dict
+        A `run_zhu` result (both protocols).
 
     Returns
     -------
     Table
     """
+    s, names, pp, nn = run['settings'], run['names'], run['paper'], run['nested']
     t = Table('Claims: "ESVR beats the basic ELM" and "ESVR has the lowest RMSE on most sets"',
               columns=('ESVR_beats_ELM_splits', 'rank_paper', 'rank_paper_protocol', 'rank_nested',
                        'ESVR_over_best_peer_nested'), digits=3,
@@ -767,20 +777,21 @@ def paper_parameter_scores(names, s, n_jobs=1, progress=None, epsilons=(0.01, 0.
         out.setdefault(key, []).append(res['rmse'])
     return {k: float(np.mean(v)) for k, v in out.items()}
 
-def table_paper_parameters(scores, names, epsilons=(0.01, 0.05, 0.1)):
+def table_paper_parameters(run, epsilons=(0.01, 0.05, 0.1)):
     """The paper's Table 3 next to our 3-fold CV RMSE at the paper's Table 2 parameters (`paper_parameter_scores`).
 
     Parameters
     ----------
-    scores : dict
-        `paper_parameter_scores` result.
-    names : sequence of str
-    epsilons : sequence of float
+    run : dict
+        A `run_zhu` result (its `paper_params` entry).
+    epsilons : sequence of float, default=(0.01, 0.05, 0.1)
+        The tube widths `paper_parameter_scores` used.
 
     Returns
     -------
     ReproductionTable
     """
+    scores, names = run['paper_params'], run['names']
     eps_cols = tuple(f"SVR_eps_{str(e).replace('.', '_')}" for e in epsilons)
     t = ReproductionTable("Table 3 at the paper's own parameters (Table 2, converted): 3-fold CV RMSE, fold seed 0",
                           columns=('ESVR_paper', 'ESVR_at_paper_params', 'LSSVR_paper', 'LSSVR_at_paper_params',
@@ -798,7 +809,7 @@ def table_paper_parameters(scores, names, epsilons=(0.01, 0.05, 0.1)):
               **{c: scores[(name, f'svr_eps={e:g}')] for c, e in zip(eps_cols, epsilons)})
     return t
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #052e466d
+# %% ../../nbs/papers/04_zhu2014.ipynb #6664f4c5
 def weight_variants(s):
     """The hidden layers compared in the kernel-width study: weights U[-a, a] for every a of `s['weight_ranges']`
     with biases U[-1, 1], and Huang's ELM law (weights U[-1, 1], biases U[0, 1]).
@@ -819,24 +830,21 @@ def weight_variants(s):
     """
     return tuple((float(a), -1.0) for a in s['weight_ranges']) + ((1.0, 0.0),)
 
-def table_weight_range(study, nn, names, s):
+def table_weight_range(run):
     """ESVR's test RMSE (nested protocol) for each hidden-weight range, and with the range tuned by the inner CV,
     relative to the better of SVR and LS-SVR on the same splits.
 
     Parameters
     ----------
-    study : dict
-        `nested_protocol(names, ('esvr',), s, variants=weight_variants(s))` result.
-    nn : dict
-        The main `nested_protocol` result (for SVR and LS-SVR).
-    names : sequence of str
-    s : dict
-        Settings.
+    run : dict
+        A `run_zhu` result: its `study` entry (`nested_protocol` over `weight_variants`) against its `nested`
+        entry's SVR and LS-SVR.
 
     Returns
     -------
     Table
     """
+    s, names, study, nn = run['settings'], run['names'] + run['unseen'], run['study'], run['nested']
     variants = weight_variants(s)
     cols = tuple(f"a_{str(a).replace('.', '_')}" for a, b in variants if b == -1.0) + ('bias_U01', 'tuned')
     t = Table('ESVR test RMSE / best peer test RMSE for hidden weights U[-a, a] (nested protocol)', columns=cols,
@@ -878,22 +886,24 @@ def hidden_node_curves(pp, name, seed=0):
     return {'esvr_mean': at_best.mean(axis=1), 'esvr_std': at_best.std(axis=1), 'elm_mean': elm.mean(axis=1),
             'elm_std': elm.std(axis=1), 'nu_index': best}
 
-def plot_hidden_node_curves(pp, names, s, seed=0):
+def plot_hidden_node_curves(run, names=None, seed=0):
     """Fig. 1: ESVR and the basic ELM against the number of hidden nodes, one panel per data set.
 
     Parameters
     ----------
-    pp : dict
-        `paper_protocol` result.
-    names : sequence of str
-    s : dict
-        Settings (for the hidden-layer sizes).
+    run : dict
+        A `run_zhu` result (the paper protocol's fold scores of ESVR and the basic ELM).
+    names : sequence of str, optional
+        Panels; by default the sets of `FIG1_DATASETS` in the run (else its first six).
     seed : int, default=0
+        Fold seed.
 
     Returns
     -------
     matplotlib.figure.Figure
     """
+    s, pp = run['settings'], run['paper']
+    names = names or [n for n in FIG1_DATASETS if n in run['names']] or list(run['names'][:6])
     import matplotlib.pyplot as plt
     cols = min(3, len(names))
     rows = -(-len(names) // cols)
@@ -912,7 +922,7 @@ def plot_hidden_node_curves(pp, names, s, seed=0):
     fig.set_label('fig1_hidden_nodes')
     return fig
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #7d91be73
+# %% ../../nbs/papers/04_zhu2014.ipynb #456869bc
 QUICK_DATASETS = ('basketball', 'pyrim', 'bodyfat', 'housing', 'balloon')
 UNSEEN_DATASETS = ('cpu',)   # a bundled regression set the paper did not use (Frenay & Verleysen's CPU)
 FIG1_DATASETS = ('basketball', 'autoprice', 'bodyfat', 'housing', 'balloon', 'abalone')   # six of twelve, as Fig. 1
@@ -962,12 +972,8 @@ def zhu_tables(run):
         Tables 1, 2, 3 (paper's protocol), 3 (nested), 3 (times), the claims, the paper's parameters, the weight
         study, and Fig. 1.
     """
-    s, names, every = run['settings'], run['names'], run['names'] + run['unseen']
-    pp, nn = run['paper'], run['nested']
-    return [table1(names), table2(pp, names, s), table3_paper_protocol(pp, names, s), table3_nested(nn, every, s),
-            table_times(nn, names, s), table_claims(pp, nn, names, s),
-            table_paper_parameters(run['paper_params'], names), table_weight_range(run['study'], nn, every, s),
-            plot_hidden_node_curves(pp, [n for n in FIG1_DATASETS if n in names] or names[:6], s)]
+    return [table1(run['names']), table2(run), table3_paper_protocol(run), table3_nested(run), table_times(run),
+            table_claims(run), table_paper_parameters(run), table_weight_range(run), plot_hidden_node_curves(run)]
 
 def reproduce(full=False, n_jobs=1, random_state=0):
     """Reproduce Section 4 of Zhu, Miao & Qing: Tables 1-3 under the paper's protocol and a nested one, the claims,
@@ -986,7 +992,7 @@ def reproduce(full=False, n_jobs=1, random_state=0):
     """
     return zhu_tables(run_zhu(full, n_jobs, random_state))
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #cfd1eb6f
+# %% ../../nbs/papers/04_zhu2014.ipynb #2cbcccd5
 def _calhousing(rows=None):
     "Standardised calhousing (inputs and target), 75/25 random split; the first `rows` training rows if given."
     from sklearn.model_selection import train_test_split
@@ -1051,7 +1057,7 @@ def esvr_fit_1thread_case(quick=False):
     """
     return _esvr_fit_bench(quick, 1)
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #1f69eb93
+# %% ../../nbs/papers/04_zhu2014.ipynb #1f4dafb5
 ESVR_VS_SVR_GRID = {'esvr_n_hidden': (250, 500, 1000), 'svr_C': (1.0, 4.0, 16.0, 64.0), 'svr_gamma': (0.125, 0.25, 0.5, 1.0)}
 
 def tune_esvr_and_svr(X, y, rows=3000, grid=ESVR_VS_SVR_GRID):
@@ -1150,7 +1156,7 @@ def esvr_nu_path_cv_case(quick=False):
 
     def ours():
         with single_threaded():
-            return ESVRCV(n_hidden=200, cv=5, random_state=0).fit(X_tr, y_tr)
+            return ESVRCV(PAPER_NU_GRID, n_hidden=200, cv=5, random_state=0).fit(X_tr, y_tr)
 
     def peer():
         with single_threaded(), warnings.catch_warnings():
