@@ -271,7 +271,8 @@ def test_loo_curve_equals_ridgecv(cls, center, n_hidden):
 
 
 @pytest.mark.parametrize('n_hidden, cv', [(20, 4), (150, KFold(3, shuffle=True, random_state=1))])
-@pytest.mark.parametrize('cls, plain, param, chosen', [(ESVRCV, ESVR, 'nu', 'nu_'), (ELMRegressorCV, ELMRegressor, 'C', 'C_')])
+@pytest.mark.parametrize('cls, plain, param, chosen',
+                         [(ESVRCV, ESVR, 'nu', 'nu_'), (ELMRegressorCV, ELMRegressor, 'C', 'C_')])
 def test_kfold_curve_and_choice_equal_gridsearch(n_hidden, cv, cls, plain, param, chosen):
     X, y = _data(120, 4)
     grid = 2.0 ** np.arange(-8, 17, 3)
