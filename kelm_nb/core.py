@@ -24,7 +24,8 @@ import scipy.linalg
 import scipy.linalg.blas
 from numba import njit, prange
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
-from sklearn.metrics.pairwise import euclidean_distances, linear_kernel as _sk_linear, polynomial_kernel as _sk_poly, rbf_kernel as _sk_rbf
+from sklearn.metrics.pairwise import euclidean_distances, linear_kernel as _sk_linear
+from sklearn.metrics.pairwise import polynomial_kernel as _sk_poly, rbf_kernel as _sk_rbf
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
@@ -56,7 +57,8 @@ def _check_shape_2d(X, name):
                          "Reshape your data, e.g. with X.reshape(-1, 1) for a single feature")
     for axis, what in ((0, 'sample'), (1, 'feature')):
         if shape[axis] == 0:  # phrased like scikit-learn's message, which its estimator checks look for
-            raise ValueError(f"{name} is empty: found array with 0 {what}(s) (shape={shape}) while a minimum of 1 is required.")
+            raise ValueError(f"{name} is empty: found array with 0 {what}(s) (shape={shape}) "
+                             "while a minimum of 1 is required.")
 
 def check_array_2d(X, name='X', dtype=(np.float64, np.float32)):
     "A finite 2-D float array (float32 kept, anything else cast to float64); errors name `name`."
@@ -174,12 +176,14 @@ class RandomHiddenLayer(TransformerMixin, BaseEstimator):
     distribution : {'uniform', 'normal'}, default='uniform'
         Law of the weights and biases.
     weight_range : 'auto' or (float, float), default='auto'
-        Range of uniform weights; 'auto' is $\\pm\\sqrt{3/d}$ for d inputs, so that $w^\\top x$ has unit variance
+        Range of uniform weights
+        'auto' is $\\pm\\sqrt{3/d}$ for d inputs, so that $w^\\top x$ has unit variance
         on standardised inputs (the random-feature analogue of scikit-learn's `gamma='scale'`).
     bias_range : (float, float), default=(-1.0, 1.0)
         Range of uniform biases.
     weight_scale : 'auto' or float, default='auto'
-        Standard deviation of normal weights; 'auto' is $1/\\sqrt d$.
+        Standard deviation of normal weights
+        'auto' is $1/\\sqrt d$.
     bias_scale : float, default=1.0
         Standard deviation of normal biases.
     random_state : int, RandomState or None, default=None
@@ -264,7 +268,8 @@ def hidden_output(X, W, b, activation):
     -------
     ndarray of shape (n_samples, L)
     """
-    W = W.astype(X.dtype, copy=False); b = np.ascontiguousarray(b, dtype=X.dtype)
+    W = W.astype(X.dtype, copy=False)
+    b = np.ascontiguousarray(b, dtype=X.dtype)
     if callable(activation):
         H = X @ W
         H += b
@@ -301,7 +306,8 @@ def limit_blas_threads(limit=1):
     Parameters
     ----------
     limit : int or None, default=1
-        Maximum number of BLAS threads; `None` leaves the settings untouched.
+        Maximum number of BLAS threads
+        `None` leaves the settings untouched.
 
     Examples
     --------
@@ -322,7 +328,8 @@ def available_memory():
     Returns
     -------
     int or None
-        None where the figure cannot be read (not Linux); callers then skip their memory checks.
+        None where the figure cannot be read (not Linux)
+        callers then skip their memory checks.
     """
     try:
         with open('/proc/meminfo') as f:
@@ -360,18 +367,20 @@ def check_memory(n_bytes, what, remedy='', fraction=0.8):
 
 PREDICT_CHUNK_BYTES = 64 * 2 ** 20   # the largest query-by-training kernel block a prediction builds at once
 
-def row_chunks(n_rows, row_bytes, max_bytes=PREDICT_CHUNK_BYTES):
-    """Consecutive slices of `range(n_rows)` whose blocks of `row_bytes` bytes per row fit in `max_bytes` (>= 1 row).
+def row_chunks(n_rows, row_bytes, max_bytes=None):
+    """Consecutive slices of `range(n_rows)` whose blocks of `row_bytes` bytes per row fit in `max_bytes` (>= 1 row;
+    `PREDICT_CHUNK_BYTES` by default).
 
     Examples
     --------
     >>> [(s.start, s.stop) for s in row_chunks(5, 100, 250)]
     [(0, 2), (2, 4), (4, 5)]
     """
+    max_bytes = PREDICT_CHUNK_BYTES if max_bytes is None else max_bytes
     step = max(1, int(max_bytes // max(int(row_bytes), 1)))
     return [slice(start, min(start + step, n_rows)) for start in range(0, n_rows, step)]
 
-def kernel_product(kernel, X, Z, coef, max_bytes=PREDICT_CHUNK_BYTES):
+def kernel_product(kernel, X, Z, coef, max_bytes=None):
     """`kernel(X, Z) @ coef` computed over row chunks of `X`, so at most `max_bytes` of the Gram matrix exist at once.
 
     Parameters
@@ -384,8 +393,8 @@ def kernel_product(kernel, X, Z, coef, max_bytes=PREDICT_CHUNK_BYTES):
         Training points (or support vectors, or a dictionary).
     coef : ndarray of shape (n_train,) or (n_train, n_outputs)
         Dual coefficients.
-    max_bytes : int, default=PREDICT_CHUNK_BYTES
-        Largest kernel block built at once.
+    max_bytes : int, optional
+        Largest kernel block built at once (`PREDICT_CHUNK_BYTES`, 64 MB, by default).
 
     Returns
     -------
@@ -412,7 +421,8 @@ _THREADED_POTRF_MAX = 12000
 def spd_solve(A, B, *, overwrite_a=False):
     """Solve A X = B for symmetric positive (semi)definite A: Cholesky (LAPACK potrf), with a warned fallback.
 
-    With `overwrite_a=True` the factor is computed in A's memory (no copy); if the factorisation fails, A is
+    With `overwrite_a=True` the factor is computed in A's memory (no copy)
+    if the factorisation fails, A is
     restored before the fallback solve, so the fallback sees the original matrix."""
     A = np.asarray(A)
     # a Fortran-ordered view of the (symmetric) matrix lets LAPACK work in place; otherwise factor a copy
@@ -450,7 +460,8 @@ def ridge_solve(H, T, C, *, form='auto'):
     `form='auto'` uses the primal (L x L) system when N >= L and the dual (N x N) one otherwise."""
     if form not in ('auto', 'primal', 'dual'):
         raise ValueError(f"form must be 'auto', 'primal' or 'dual', got {form!r}")
-    _check_finite(H, 'H'); _check_finite(T, 'T')
+    _check_finite(H, 'H')
+    _check_finite(T, 'T')
     if C is None:
         return scipy.linalg.lstsq(H, T, lapack_driver='gelsd', check_finite=False)[0]
     check_positive(C, 'C')
@@ -464,14 +475,16 @@ def ridge_solve(H, T, C, *, form='auto'):
 def kernel_ridge_solve(K, T, C, *, overwrite_k=False):
     "Dual coefficients (K + I/C)^{-1} T of kernel ELM (Huang et al. 2012), through `spd_solve`."
     check_positive(C, 'C')
-    _check_finite(K, 'K'); _check_finite(T, 'T')
+    _check_finite(K, 'K')
+    _check_finite(T, 'T')
     A = K if overwrite_k else K.copy()
     return spd_solve(_add_to_diagonal(A, 1.0 / C), T, overwrite_a=True)
 
 def kernel_ridge_with_bias(K, T, C, *, overwrite_k=False):
     """Dual coefficients and unpenalised bias of kernel ridge regression (the LS-SVM system of Suykens):
-    $(K + I/C)\alpha + b\mathbf 1 = T$, $\mathbf 1^T\alpha = 0$, with one Cholesky factorisation and the extra
-    right-hand side $\mathbf 1$: $b = \mathbf 1^TA^{-1}T / \mathbf 1^TA^{-1}\mathbf 1$, $\alpha = A^{-1}(T - b\mathbf 1)$.
+    $(K + I/C)\\alpha + b\\mathbf 1 = T$, $\\mathbf 1^T\\alpha = 0$, with one Cholesky factorisation and the extra
+    right-hand side $\\mathbf 1$: $b = \\mathbf 1^TA^{-1}T / \\mathbf 1^TA^{-1}\\mathbf 1$,
+    $\\alpha = A^{-1}(T - b\\mathbf 1)$.
 
     Parameters
     ----------
@@ -564,7 +577,8 @@ class NormalEquations:
             H = np.array(H, order='C')                    # our own copy: centred in place below
         T = np.asarray(T, dtype=np.float64)
         if H.shape[0] == 0: return self
-        _check_finite(H, 'H'); _check_finite(T, 'T')
+        _check_finite(H, 'H')
+        _check_finite(T, 'T')
         h_mean, t_mean = H.mean(axis=0), T.mean(axis=0)
         H -= h_mean
         # the block's centred moment: the upper triangle of Hc^T Hc by syrk on the F-ordered view Hc^T (no copy)
@@ -592,8 +606,8 @@ class NormalEquations:
 
     def in_basis(self, M):
         """The statistics of $HM$ for a matrix M of shape (n_features, k), without revisiting the rows:
-        $M^TM_{HH}M$, $M^TM_{HT}$ and $M^T\bar h$ (used by the Nyström solver, whose features are
-        $k(x, Z)\,M$)."""
+        $M^TM_{HH}M$, $M^TM_{HT}$ and $M^T\\bar h$ (used by the Nyström solver, whose features are
+        $k(x, Z)\\,M$)."""
         out = NormalEquations(0)
         out.n, out.t_mean, out.h_mean = self.n, np.array(self.t_mean, copy=True), M.T @ self.h_mean
         out.M_hh = np.asfortranarray(M.T @ self.gram(centered=True) @ M)
@@ -626,7 +640,8 @@ def normal_equations(transform, X, T, width, rows_per_block=None):
     width : int
         Number of columns of H.
     rows_per_block : int, optional
-        Rows per block; by default `block_rows(width)` (blocks of H of at most 32 MB).
+        Rows per block
+        by default `block_rows(width)` (blocks of H of at most 32 MB).
 
     Returns
     -------
@@ -670,8 +685,10 @@ def compute_kernel(X, Z, kernel, gamma=None, degree=3, coef0=1.0, kernel_params=
         generic = {'gamma': 1.0 / X.shape[1] if gamma is None else gamma, 'degree': degree, 'coef0': coef0}
         unknown = set(kernel_params) - set(accepted)
         if unknown:
-            raise ValueError(f"kernel_params {sorted(unknown)} are not accepted by kernel {kernel!r} (accepts {list(accepted)})")
-        args = {p: kernel_params[p] if p in kernel_params else generic[p] for p in accepted if p in kernel_params or p in generic}
+            raise ValueError(f"kernel_params {sorted(unknown)} are not accepted by kernel {kernel!r} "
+                             f"(accepts {list(accepted)})")
+        args = {p: kernel_params[p] if p in kernel_params else generic[p]
+                for p in accepted if p in kernel_params or p in generic}
         K = func(X, Z, **args)
     if K.shape != (X.shape[0], Z.shape[0]):
         raise ValueError(f"kernel returned a matrix of shape {K.shape}, expected {(X.shape[0], Z.shape[0])}")
@@ -684,7 +701,8 @@ def encode_labels(y):
     binarizer = LabelBinarizer(neg_label=-1, pos_label=1)
     T = binarizer.fit_transform(y).astype(np.float64)
     if len(binarizer.classes_) < 2:
-        raise ValueError(f"y must contain at least two classes to train a classifier, got 1 class: {binarizer.classes_!r}")
+        raise ValueError(f"y must contain at least two classes to train a classifier, "
+                         f"got 1 class: {binarizer.classes_!r}")
     return T, binarizer.classes_
 
 def decode_scores(scores, classes):
@@ -705,7 +723,8 @@ def _validate_fit(est, X, y, *, multi_output=True, y_numeric=True):
         try:
             np.asarray(y, dtype=np.float64)
         except (TypeError, ValueError):
-            raise ValueError(f"y must be numeric for a regressor, got values such as {np.asarray(y).ravel()[:3]!r}") from None
+            raise ValueError(f"y must be numeric for a regressor, "
+                             f"got values such as {np.asarray(y).ravel()[:3]!r}") from None
     return validate_data(est, X, y, dtype=np.float64, multi_output=multi_output, y_numeric=y_numeric)
 
 def _validate_predict(est, X):
@@ -721,7 +740,7 @@ def _is_dask_array(X):
 def _ridge_from_normal_equations(ne, C, center='both'):
     """`(beta, intercept)` of ridge regression with penalty $\\|\\beta\\|^2/C$ from accumulated `NormalEquations`.
 
-    `center='both'`: an unpenalised intercept ($H^TH - n\\bar h\\bar h^T$, $H^TT - n\\bar h\\bar t^T$, as `Ridge`);
+    `center='both'`: an unpenalised intercept ($H^TH - n\\bar h\\bar h^T$, $H^TT - n\\bar h\\bar t^T$, as `Ridge`)
     `'targets'`: the targets centred on their mean only (kernel ELM's offset); `'none'`: no intercept."""
     h_mean, t_mean = ne.h_mean, ne.t_mean
     G = ne.gram(centered=center == 'both')
@@ -734,7 +753,8 @@ def _ridge_from_normal_equations(ne, C, center='both'):
 def _elm_solution(layer, X, T, C, fit_intercept):
     """Output weights `beta` and intercept of the (regularised) ELM on the hidden layer `layer`.
 
-    Primal form from `NormalEquations` accumulated over row blocks when N >= L (H never held whole); dual form on
+    Primal form from `NormalEquations` accumulated over row blocks when N >= L (H never held whole)
+    dual form on
     the whole H when N < L; the pseudo-inverse when C is None."""
     n, L = X.shape[0], layer.n_hidden
     if C is not None and n >= L:
@@ -998,7 +1018,8 @@ _ELM_PARAMS_DOC = """
         Regularisation: the output weights minimise $\\|H\\beta - T\\|^2 + \\|\\beta\\|^2/C$. None is Huang's basic
         (unregularised, minimum-norm) ELM, which interpolates noise once L approaches N.
     fit_intercept : bool, default=True
-        Fit an unpenalised intercept (H and T centred, as scikit-learn's `Ridge`); False is the paper form
+        Fit an unpenalised intercept (H and T centred, as scikit-learn's `Ridge`)
+        False is the paper form
         $f(x) = h(x)\\beta$.
     distribution, weight_range, bias_range, weight_scale, bias_scale, random_state
         The hidden layer's draw, as in `RandomHiddenLayer` ('auto' weights: unit-variance pre-activations on
@@ -1147,7 +1168,7 @@ class _KernelELMBase(BaseEstimator):
     def _fit_normal_equations(self, X, accumulate):
         """Nyström fit: landmarks Z drawn from the rows of X (NumPy or Dask); the sums of the raw kernel columns
         $k(x, Z)$ are accumulated over row blocks, turned into those of the features $k(x, Z)M$ (`in_basis`), and
-        ridge regression on them gives weights on the landmarks, $f(x) = k(x, Z)\,w + b$ with $w = M\beta$."""
+        ridge regression on them gives weights on the landmarks, $f(x) = k(x, Z)\\,w + b$ with $w = M\\beta$."""
         self._check_params()
         if self.solver != 'nystrom':
             raise ValueError("a Dask fit of kernel ELM needs solver='nystrom'")
@@ -1168,9 +1189,10 @@ class _KernelELMBase(BaseEstimator):
         check_is_fitted(self)
         if self.solver == 'nystrom':
             if _is_dask_array(X):
+                shape = self.dual_coef_.shape[1:]
                 return X.rechunk({1: -1}).map_blocks(self._decision, dtype=np.float64,
                                                      drop_axis=None if self.dual_coef_.ndim > 1 else 1,
-                                                     chunks=(X.chunks[0],) + tuple((s,) for s in self.dual_coef_.shape[1:]))
+                                                     chunks=(X.chunks[0],) + tuple((s,) for s in shape))
             X = _validate_predict(self, X)
             return kernel_product(self._kernel, X, self.landmarks_, self.dual_coef_) + self.intercept_
         _check_shape_2d(X, 'X')
@@ -1198,7 +1220,8 @@ _KELM_PARAMS_DOC = """
         'asymptotic' and 'elm' of `kelm_nb.kernels`), 'precomputed' (X is then the Gram matrix), or a callable
         `kernel(X, Z) -> Gram matrix`.
     gamma : float or None, default=None
-        Kernel coefficient of 'rbf', 'laplacian' and 'poly'; None is 1 / n_features.
+        Kernel coefficient of 'rbf', 'laplacian' and 'poly'
+        None is 1 / n_features.
     degree : int, default=3
         Degree of 'poly'.
     coef0 : float, default=1.0
@@ -1206,14 +1229,15 @@ _KELM_PARAMS_DOC = """
     kernel_params : dict or None, default=None
         Further keyword arguments of the kernel (e.g. `{'sigma_w': 10.0}` for 'asymptotic').
     fit_intercept : bool, default=True
-        Fit an unpenalised intercept b, $f(x) = k(x, X)\alpha + b$ with $\mathbf 1^T\alpha = 0$ (the LS-SVM system,
+        Fit an unpenalised intercept b, $f(x) = k(x, X)\\alpha + b$ with $\\mathbf 1^T\\alpha = 0$ (the LS-SVM system,
         `kernel_ridge_with_bias`: one extra right-hand side); without it a constant offset of the targets is shrunk
         towards 0 by the penalty, and a classifier of unbalanced classes is biased. False is Huang's form.
     solver : {'exact', 'nystrom'}, default='exact'
         'exact' factorises the N x N kernel matrix: O(N^2) memory (checked against the available memory before
         allocating) and O(N^3) time. 'nystrom' replaces the kernel by its Nyström approximation on
         `n_components` landmarks drawn from the training rows: ridge regression on the features `NystroemMap`,
-        O(N m) time in row blocks and O(m^2) memory; it also accepts Dask arrays.
+        O(N m) time in row blocks and O(m^2) memory
+        it also accepts Dask arrays.
     n_components : int, default=1000
         Number of Nyström landmarks m.
     random_state : int, RandomState or None, default=None

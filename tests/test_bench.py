@@ -2,7 +2,6 @@
 import io
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -106,7 +105,7 @@ def test_peer_none_and_errors_and_nan(scratch_registry):
     buf = io.StringIO()
     results = run_cases(['t_only_time', 't_raises'], json=True, file=buf)
     a, b = (json.loads(line) for line in buf.getvalue().splitlines())  # strict JSON: NaN became null
-    assert a['peer_s'] is None and a['peer_min_s'] is None and a['ratio'] is None and a['speedup'] is None and a['target_met'] is None
+    assert all(a[k] is None for k in ('peer_s', 'peer_min_s', 'ratio', 'speedup', 'target_met'))
     assert a['value'] is None and a['n'] == 3 and type(results[0]['n']) is int
     assert b['error'] == 'RuntimeError: boom' and 'ours_s' not in b
 
@@ -191,7 +190,9 @@ def test_console_script_bench_json(console_script):
 
 def test_paper_cases_registered():
     expected = {'mackey_glass_rk4', 'cross_test_overhead', 'asymptotic_gram', 'esvr_fit', 'esvr_vs_svr',
-                'nu_oelm_solve', 'mkl_silp', 'mkl_scale', 'kos_throughput', 'kos_vs_kelm'}
+                'nu_oelm_solve', 'mkl_silp', 'mkl_newton', 'mkl_newton_20', 'mkl_scale', 'kos_throughput',
+                'kos_vs_kelm',
+                'elm_out_of_core', 'kelm_nystrom'}
     assert expected <= set(ALL_CASES), expected - set(ALL_CASES)
     for name in ALL_CASES:
         assert bench.CASES[name].description, name
@@ -232,9 +233,14 @@ QUALITY = {
     'esvr_vs_svr': lambda r: r['rmse_ratio'] <= 1.0,
     'nu_oelm_solve': lambda r: r['max_obj_excess_rel'] <= 1e-8,
     'mkl_silp': lambda r: r['rel_objective_diff'] <= 1e-5,
+    'mkl_newton': lambda r: r['max_rel_objective_diff'] <= 1e-4,
+    'mkl_newton_20': lambda r: r['max_rel_objective_diff'] <= 1e-4,
     'mkl_scale': lambda r: r['final_gap'] <= 1e-4,
+    'kelm_nystrom': lambda r: r['nrmse_ratio_m2000'] < 1.2,
+    'elm_out_of_core': lambda r: r['peak_rss_mb'] < 2048,
     'kos_throughput': lambda r: r['ald_max_abs_diff'] < 1e-8 and r['fb_max_abs_diff'] < 1e-8,
-    'kos_vs_kelm': lambda r: r['nrmse_ratio'] <= 1.10 and r['dictionary'] < r['n_train'],  # the 2 % target is reported, not asserted
+    # the 2 % target is reported, not asserted
+    'kos_vs_kelm': lambda r: r['nrmse_ratio'] <= 1.10 and r['dictionary'] < r['n_train'],
 }
 
 

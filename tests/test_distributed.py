@@ -8,7 +8,6 @@ import sys
 import threading
 import time
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest

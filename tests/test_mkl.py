@@ -7,7 +7,7 @@ from sklearn.datasets import load_iris, make_friedman1
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kelm_nb.core import KernelELMClassifier, KernelELMRegressor, limit_blas_threads
-from kelm_nb.mkl import (ArrayKernelBank, DegenerateFitWarning, GaussianKernelBank, MKLELMClassifier,
+from kelm_nb.mkl import (DegenerateFitWarning, GaussianKernelBank, MKLELMClassifier,
                          MKLELMRegressor, _gauss_combine, _gauss_products, _gauss_quad, _sqdist, kernel_matrices,
                          mkl_objective, newton_mkl, qcqp_mkl, silp_mkl, simplex_qp)
 
@@ -255,7 +255,8 @@ def test_bad_input():
         bad = Ks[0].copy()
         bad[0, 1] += 1.0
         with pytest.raises(ValueError, match='symmetric'): solve([bad], y)
-        with pytest.raises(ValueError, match='positive semi-definite'): solve([Ks[0] - 2 * np.eye(30)], y, check_psd=True)
+        with pytest.raises(ValueError, match='positive semi-definite'):
+            solve([Ks[0] - 2 * np.eye(30)], y, check_psd=True)
         with pytest.raises(ValueError, match='C'): solve(Ks, y, C=0.0)
         with pytest.raises(ValueError, match='eps'): solve(Ks, y, eps=0.0)
         with pytest.raises(ValueError, match='max_iter'): solve(Ks, y, max_iter=0)
