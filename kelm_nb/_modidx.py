@@ -210,6 +210,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                               'kelm_nb.esvr._esvr_system': ('esvr.html#_esvr_system', 'kelm_nb/esvr.py'),
                               'kelm_nb.esvr._esvr_weights': ('esvr.html#_esvr_weights', 'kelm_nb/esvr.py'),
                               'kelm_nb.esvr._features': ('esvr.html#_features', 'kelm_nb/esvr.py'),
+                              'kelm_nb.esvr._finite_result': ('esvr.html#_finite_result', 'kelm_nb/esvr.py'),
                               'kelm_nb.esvr._form': ('esvr.html#_form', 'kelm_nb/esvr.py'),
                               'kelm_nb.esvr._hidden_statistics': ('esvr.html#_hidden_statistics', 'kelm_nb/esvr.py'),
                               'kelm_nb.esvr._loo_squared_errors': ('esvr.html#_loo_squared_errors', 'kelm_nb/esvr.py'),

@@ -6,7 +6,7 @@
 __all__ = ['PAPER_NU_GRID', 'augment', 'esvr_primal', 'esvr_dual', 'esvr_solve', 'lssvr_solve', 'ESVR', 'LSSVR', 'esvr_nu_path',
            'lssvr_path', 'ESVRCV', 'ELMRegressorCV']
 
-# %% ../nbs/04_esvr.ipynb #c3341a71
+# %% ../nbs/04_esvr.ipynb #6dc6e685
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -17,7 +17,7 @@ from .core import (RandomHiddenLayer, NormalEquations, block_rows, check_memory,
                           check_array_2d, check_positive, compute_kernel, kernel_product,
                           kernel_ridge_with_bias, ridge_solve, row_chunks, spd_solve)
 
-# %% ../nbs/04_esvr.ipynb #ebcc7db7
+# %% ../nbs/04_esvr.ipynb #e3fa89ee
 def augment(H):
     """$E_\\Phi=[H,-e]$: the hidden-layer matrix with a constant $-1$ column appended (eq. 5, 8, 9).
 
@@ -39,7 +39,7 @@ def augment(H):
     H = check_array_2d(H, 'H')
     return np.hstack([H, -np.ones((H.shape[0], 1), dtype=H.dtype)])
 
-# %% ../nbs/04_esvr.ipynb #5c6db961
+# %% ../nbs/04_esvr.ipynb #9e849267
 def _check_system(H, T, nu, nu_name='nu'):
     "Validate the inputs of the closed-form solvers; returns float64 `H`, `T` and `nu` (named `nu_name` in errors)."
     H = np.asarray(check_array_2d(H, 'H'), dtype=np.float64)
@@ -54,6 +54,13 @@ def _check_system(H, T, nu, nu_name='nu'):
         raise ValueError(f"T has {T.shape[0]} rows but H has {H.shape[0]}: lengths must match")
     if not np.all(np.isfinite(T)):
         raise ValueError("T contains NaN or infinity")
+    # every entry of H'H, HH' and H'T is a sum of at most max(m, p) products bounded by these: no overflow if finite
+    h, t = (float(np.max(np.abs(a))) if a.size else 0.0 for a in (H, T))
+    with np.errstate(over='ignore'):
+        bound = max(h, 1.0) * max(h, t, 1.0) * max(H.shape)
+    if not np.isfinite(bound):
+        raise ValueError(f"H and T are too large for float64: their products overflow (max |H| = {h:.3g}, "
+                         f"max |T| = {t:.3g}); scale them (StandardScaler)")
     return H, T, nu
 
 _SOLVER_DOC = """
@@ -73,13 +80,20 @@ _SOLVER_DOC = """
         $u=[w; r]$; predictions are $\\Phi(x)^\\top w - r$.
 """
 
+def _finite_result(a, what):
+    "`a` if every entry is finite, else a ValueError: float64 overflowed on inputs of extreme magnitude."
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{what} is not finite: the inputs are too large for float64 (products overflow); "
+                         "scale them (StandardScaler)")
+    return a
+
 def esvr_primal(H, T, nu):
     H, T, nu = _check_system(H, T, nu)
-    return ridge_solve(augment(H), T, nu, form='primal')
+    return _finite_result(ridge_solve(augment(H), T, nu, form='primal'), 'the solution of eq. 9')
 
 def esvr_dual(H, T, nu):
     H, T, nu = _check_system(H, T, nu)
-    return ridge_solve(augment(H), T, nu, form='dual')
+    return _finite_result(ridge_solve(augment(H), T, nu, form='dual'), 'the solution of eq. 8')
 
 esvr_primal.__doc__ = """Eq. 9: $[w; r]=(I/\\nu+E_\\Phi^\\top E_\\Phi)^{-1}E_\\Phi^\\top T$, a $(p+1)^2$ system.
 
@@ -102,7 +116,7 @@ esvr_dual.__doc__ = """Eq. 8: $[w; r]=E_\\Phi^\\top(I/\\nu+E_\\Phi E_\\Phi^\\top
     array([ 1., -1.])
     """
 
-# %% ../nbs/04_esvr.ipynb #9d0ca8c2
+# %% ../nbs/04_esvr.ipynb #20de4087
 def _check_solver(solver):
     if solver not in ('auto', 'primal', 'dual'):
         raise ValueError(f"solver must be 'auto', 'primal' or 'dual', got {solver!r}")
@@ -144,7 +158,7 @@ def esvr_solve(H, T, nu, solver='auto'):
     form = _form(solver, *H.shape)
     return (esvr_dual if form == 'dual' else esvr_primal)(H, T, nu), form
 
-# %% ../nbs/04_esvr.ipynb #eca9bdb2
+# %% ../nbs/04_esvr.ipynb #f2cd4949
 def lssvr_solve(K, T, gamma_reg):
     """LS-SVR dual `(alpha, b)` of the bordered system
     $\\begin{bmatrix}0&e^\\top\\\\ e&K+I/\\gamma\\end{bmatrix}\\begin{bmatrix}b\\\\ \\alpha\\end{bmatrix}
@@ -177,9 +191,10 @@ def lssvr_solve(K, T, gamma_reg):
     if K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square Gram matrix, got shape {K.shape}")
     _, T, gamma_reg = _check_system(K, T, gamma_reg, 'gamma_reg')
-    return kernel_ridge_with_bias(np.asarray(K, dtype=np.float64), T, gamma_reg)
+    alpha, b = kernel_ridge_with_bias(np.asarray(K, dtype=np.float64), T, gamma_reg)
+    return _finite_result(alpha, 'the LS-SVR solution'), _finite_result(b, 'the LS-SVR bias')
 
-# %% ../nbs/04_esvr.ipynb #c5213961
+# %% ../nbs/04_esvr.ipynb #951b7ff3
 def _sigmoid_of_negated(Z):
     "$1/(1+e^{Z})$ in place, for $Z = -(XW+b)$."
     np.exp(Z, out=Z)
@@ -278,7 +293,7 @@ def _split_weights(u):
     intercept = -u[-1]
     return u[:-1], (float(intercept) if np.ndim(intercept) == 0 else intercept)
 
-# %% ../nbs/04_esvr.ipynb #ad9ba81f
+# %% ../nbs/04_esvr.ipynb #28021783
 _LAYER_PARAMS_DOC = """    activation : str or callable, default='sigmoid'
         Hidden activation, a name of `kelm_nb.core.ACTIVATIONS` or an elementwise callable (the paper: sigmoid).
     distribution, weight_range, bias_range, weight_scale, bias_scale, random_state
@@ -392,7 +407,7 @@ class ESVR(_RandomFeatureRegressor):
         self.coef_, self.intercept_ = _split_weights(u)
         return self
 
-# %% ../nbs/04_esvr.ipynb #c79aefd5
+# %% ../nbs/04_esvr.ipynb #45e8a184
 class LSSVR(RegressorMixin, BaseEstimator):
     """Least-squares SVR (Suykens et al. 2002), the paper's second baseline: $f(x)=\\sum_i\\alpha_ik(x,x_i)+b$ from the
     bordered system with an unpenalised bias $b$.
@@ -437,7 +452,10 @@ class LSSVR(RegressorMixin, BaseEstimator):
             gamma_reg, kernel, gamma, degree, coef0, kernel_params
 
     def _kernel(self, X, Z):
-        return compute_kernel(X, Z, self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
+        K = compute_kernel(X, Z, self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
+        if not np.isfinite(K).all():     # e.g. squared distances of inputs near 1e300 overflow
+            raise ValueError("the kernel matrix contains NaN or infinity (inputs of extreme magnitude?): standardise X")
+        return K
 
     @keep_state_on_error
     def fit(self, X, y):
@@ -490,7 +508,7 @@ class LSSVR(RegressorMixin, BaseEstimator):
         tags.input_tags.pairwise = self.kernel == 'precomputed'
         return tags
 
-# %% ../nbs/04_esvr.ipynb #b1a4297e
+# %% ../nbs/04_esvr.ipynb #4f4b4613
 PAPER_NU_GRID = 2.0 ** np.arange(-25, 26)   # Sec. 4.1: nu (and C) from 2^-25, ..., 2^25
 
 def _as_grid(values, name):
@@ -542,7 +560,7 @@ def esvr_nu_path(H_train, t_train, H_val, nus):
     nus = _as_grid(nus, 'nus')
     U, s, Vt = np.linalg.svd(augment(H_train), full_matrices=False)
     F = s / (s ** 2 + 1.0 / nus[:, None])                                  # (n_nus, rank) spectral filter
-    P = _path_predictions(augment(H_val) @ Vt.T, U.T @ _as_2d(T), F)
+    P = _finite_result(_path_predictions(augment(H_val) @ Vt.T, U.T @ _as_2d(T), F), 'the path')
     return P[..., 0] if T.ndim == 1 else P
 
 def lssvr_path(K_train, t_train, K_val, gamma_regs):
@@ -583,10 +601,10 @@ def lssvr_path(K_train, t_train, K_val, gamma_regs):
     a_e = (D * Q.sum(axis=0)) @ Q.T                                         # M^-1 e: (n_g, m)
     b = a_t.sum(axis=1) / a_e.sum(axis=1)[:, None]                          # (n_g, k)
     alpha = a_t - a_e[:, :, None] * b[:, None, :]
-    P = np.einsum('vm,gmk->vgk', K_val, alpha) + b[None]
+    P = _finite_result(np.einsum('vm,gmk->vgk', K_val, alpha) + b[None], 'the path')
     return P[..., 0] if T.ndim == 1 else P
 
-# %% ../nbs/04_esvr.ipynb #0ddcb689
+# %% ../nbs/04_esvr.ipynb #a1d4efec
 _DEFAULT_GRID = (0.1, 1.0, 10.0)   # as RidgeCV's alphas: wider default grids pick badly on small noisy sets
 
 def _eig_path(G, R, lams):

@@ -290,3 +290,21 @@ def test_cv_refit_is_the_plain_estimator():
     plain = ESVR(30, nu=model.nu_, random_state=0).fit(X, y)
     np.testing.assert_array_equal(model.predict(X), plain.predict(X))
     assert model.solver_ == plain.solver_ and len(model.nus_) == 3      # RidgeCV's default grid
+
+
+def test_overflow_in_float64_is_a_clear_error():
+    "Inputs of extreme magnitude: products overflow; every public entry point says so instead of returning NaN."
+    rng = np.random.default_rng(0)
+    H, T = rng.normal(size=(20, 3)) * 1e160, rng.normal(size=20)
+    for solve in (esvr_primal, esvr_dual):
+        with pytest.raises(ValueError, match='too large'):
+            solve(H, T, 1e-3)
+    with pytest.raises(ValueError, match='too large'):
+        esvr_nu_path(H, T, H, [1.0])
+    with np.errstate(over='ignore'), pytest.raises(ValueError, match='K_train'):
+        lssvr_path(H @ H.T, T, H @ H.T, [1.0])                 # the Gram matrix itself overflowed
+    X = rng.normal(size=(10, 2)) * 1e300
+    with pytest.raises(ValueError, match='kernel matrix'):
+        LSSVR().fit(X[:1], T[:1]).predict(X[1:3])
+    alpha, b = lssvr_solve(np.eye(3), np.ones(3), 1.0)      # (array, float): checked one by one
+    assert np.isfinite(alpha).all() and b == 1.0
