@@ -629,6 +629,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                        'kelm_nb/papers/li2014.py')},
             'kelm_nb.papers.zhu2014': { 'kelm_nb.papers.zhu2014._calhousing': ( 'papers/zhu2014.html#_calhousing',
                                                                                 'kelm_nb/papers/zhu2014.py'),
+                                        'kelm_nb.papers.zhu2014._ends': ('papers/zhu2014.html#_ends', 'kelm_nb/papers/zhu2014.py'),
                                         'kelm_nb.papers.zhu2014._esvr_fit_bench': ( 'papers/zhu2014.html#_esvr_fit_bench',
                                                                                     'kelm_nb/papers/zhu2014.py'),
                                         'kelm_nb.papers.zhu2014._fit_svr': ('papers/zhu2014.html#_fit_svr', 'kelm_nb/papers/zhu2014.py'),

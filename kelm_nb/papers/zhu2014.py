@@ -137,8 +137,10 @@ def zhu_settings(full=False):
     dict
         `seeds` (fold seeds of the paper's protocol), `outer` (random 2:1 splits of the nested protocol),
         `hidden` and `rounds` (ESVR/ELM hidden-layer sizes and random layers per setting), `nus`, `svr_C`,
-        `svr_gamma`, `svr_epsilon`, `svr_max_iter`, `ls_C`, `ls_gamma`, `max_rows`, `weight_ranges` (half-widths
-        of the uniform hidden weights compared in the kernel-width study), `study_hidden`, `study_rounds`.
+        `svr_gamma`, `svr_epsilon`, `svr_max_iter`, `svr_large` (above this many training rows SVR skips
+        C > `svr_large_C_max`: libsvm at large C on thousands of rows takes minutes), `ls_C`, `ls_gamma`,
+        `max_rows`, `weight_ranges` (half-widths of the uniform hidden weights compared in the kernel-width study),
+        `study_hidden`, `study_rounds`.
 
     Examples
     --------
@@ -147,12 +149,14 @@ def zhu_settings(full=False):
     """
     if full:
         return dict(seeds=(0, 1, 2), outer=5, hidden=tuple(range(10, 301, 10)), rounds=10, nus=PAPER_NU_GRID,
-                    svr_C=2.0 ** np.arange(-3, 22, 3), svr_gamma=2.0 ** np.arange(-15, 4, 3), svr_epsilon=0.05,
-                    svr_max_iter=100_000, ls_C=PAPER_NU_GRID, ls_gamma=2.0 ** np.arange(-19, 10, 4), max_rows=None,
+                    svr_C=2.0 ** np.arange(-3, 22, 4), svr_gamma=2.0 ** np.arange(-15, 6, 4), svr_epsilon=0.05,
+                    svr_max_iter=50_000, svr_large=1000, svr_large_C_max=2.0 ** 13, ls_C=PAPER_NU_GRID,
+                    ls_gamma=2.0 ** np.arange(-19, 10, 4), max_rows=None,
                     weight_ranges=(0.25, 0.5, 1.0, 2.0, 4.0), study_hidden=(50, 100, 200, 300), study_rounds=3)
     return dict(seeds=(0,), outer=3, hidden=(20, 60, 150, 300), rounds=2, nus=PAPER_NU_GRID,
                 svr_C=2.0 ** np.arange(-3, 14, 4), svr_gamma=2.0 ** np.arange(-11, 6, 4), svr_epsilon=0.05,
-                svr_max_iter=100_000, ls_C=PAPER_NU_GRID, ls_gamma=2.0 ** np.arange(-11, 8, 3), max_rows=600,
+                svr_max_iter=50_000, svr_large=1000, svr_large_C_max=2.0 ** 13, ls_C=PAPER_NU_GRID,
+                ls_gamma=2.0 ** np.arange(-11, 8, 3), max_rows=600,
                 weight_ranges=(0.5, 1.0, 2.0), study_hidden=(60, 200), study_rounds=2)
 
 # %% ../../nbs/papers/04_zhu2014.ipynb #653eb8cd
@@ -176,6 +180,11 @@ def table1(names):
     Returns
     -------
     ReproductionTable
+
+    Examples
+    --------
+    >>> table1(['basketball']).rows[0]['values']['train_paper']
+    64
     """
     t = ReproductionTable('Table 1 — data sets (paper / ours)',
                           columns=('attributes_paper', 'attributes_ours', 'train_paper', 'train_ours',
@@ -318,7 +327,7 @@ def grid_scores(name, method, train, test, s, seed, variant=None):
     -------
     dict
         `rmse`: an array over the grid — 'esvr': (hidden, rounds, nus); 'elm': (hidden, rounds) — every width the
-        first nodes of one random layer per round; 'svr':
+        first nodes of one random layer per round; 'svr' (inf where C exceeds `svr_large_C_max` on large sets):
         (C, gamma); 'lssvr': (gamma, C); 'mean': a scalar; and `capped`: libsvm fits stopped at `max_iter`.
 
     Examples
@@ -347,8 +356,10 @@ def grid_scores(name, method, train, test, s, seed, variant=None):
                     for i, L in enumerate(hidden):
                         out[i, r] = rmse(yva, Hva[:, :L] @ ridge_solve(Htr[:, :L], ytr, None))
         elif method == 'svr':
-            out = np.empty((len(s['svr_C']), len(s['svr_gamma'])))
+            out = np.full((len(s['svr_C']), len(s['svr_gamma'])), np.inf)    # inf: not evaluated
             for i, C in enumerate(s['svr_C']):
+                if len(ytr) > s['svr_large'] and C > s['svr_large_C_max']:
+                    continue
                 for j, g in enumerate(s['svr_gamma']):
                     model, cap = _fit_svr(_svr(C, g, s), Xtr, ytr)
                     out[i, j], capped = rmse(yva, model.predict(Xva)), capped + cap
@@ -446,6 +457,11 @@ def _mean_score(method, fold_scores):
     A = np.mean([f['rmse'] for f in fold_scores], axis=0)
     return A.mean(axis=1) if method in ('esvr', 'elm') else A
 
+def _ends(mask, axis):
+    "The first and last index along `axis` where `mask` holds somewhere."
+    hit = np.flatnonzero(mask.any(axis=tuple(a for a in range(mask.ndim) if a != axis)))
+    return (hit[0], hit[-1]) if hit.size else ()
+
 def select(method, fold_scores, s, variant=None):
     """The grid point with the lowest mean validation RMSE (the paper's rule, Sec. 4.1).
 
@@ -480,8 +496,9 @@ def select(method, fold_scores, s, variant=None):
     idx = np.unravel_index(int(np.argmin(A)), A.shape)
     params = {name: (int(values[i]) if name == 'n_hidden' else float(values[i]))
               for (name, values), i in zip(axes, idx)}
-    params['edge'] = tuple(name for (name, values), i in zip(axes, idx)
-                           if len(values) > 2 and i in (0, len(values) - 1))
+    evaluated = np.isfinite(A)               # SVR skips part of its grid on large sets: the edge of what was tried
+    params['edge'] = tuple(name for k, ((name, values), i) in enumerate(zip(axes, idx))
+                           if len(values) > 2 and i in _ends(evaluated, k))
     return float(A[idx]), params
 
 # %% ../../nbs/papers/04_zhu2014.ipynb #d6c25fdc
@@ -518,6 +535,13 @@ def paper_protocol(names, methods, s, n_jobs=1, progress=None, variants=(None,))
     -------
     dict
         `{(name, method, variant, seed): {'folds': [grid_scores results], 'score': float, 'params': dict}}`.
+
+    Examples
+    --------
+    >>> s = dict(zhu_settings(), hidden=(10,), rounds=1)
+    >>> pp = paper_protocol(['basketball'], ('mean', 'esvr'), s, progress=False)
+    >>> sorted(key[1] for key in pp), len(pp[('basketball', 'esvr', None, 0)]['folds'])
+    (['esvr', 'mean'], 3)
     """
     tasks, keys = [], []
     for name in names:
@@ -549,6 +573,13 @@ def nested_protocol(names, methods, s, n_jobs=1, progress=None, variants=(None,)
         `{(name, method, variant): {'rmse': array over splits, 'time': array, 'params': list, 'capped': int,
         'inner': list of the inner fold scores}}`; with more than one variant, `(name, 'esvr', 'tuned')` holds
         ESVR with the hidden-weight law chosen by the inner CV too.
+
+    Examples
+    --------
+    >>> s = dict(zhu_settings(), hidden=(10,), rounds=1, outer=2)
+    >>> nn = nested_protocol(['basketball'], ('mean',), s, progress=False)
+    >>> nn[('basketball', 'mean', None)]['rmse'].shape
+    (2,)
     """
     splitter = ShuffleSplit(s['outer'], test_size=1 / 3, random_state=s['seeds'][0])
     splits = {name: list(splitter.split(np.arange(_n_rows(name, s)))) for name in names}
@@ -595,6 +626,12 @@ def table2(run):
     Returns
     -------
     ReproductionTable
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> table2(run).columns[0]
+    'SVR_C'
     """
     s, names, pp = run['settings'], run['names'], run['paper']
     t = ReproductionTable('Table 2 — selected parameters, paper (converted) / ours',
@@ -629,6 +666,12 @@ def table3_paper_protocol(run):
     Returns
     -------
     ReproductionTable
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> table3_paper_protocol(run).compare
+    ('ESVR_ours', 'ESVR_paper')
     """
     s, names, pp = run['settings'], run['names'], run['paper']
     cols = ('ESVR_paper', 'ESVR_ours', 'SVR_paper', 'SVR_ours', 'LSSVR_paper', 'LSSVR_ours', 'ELM_ours', 'constant')
@@ -663,6 +706,12 @@ def table3_nested(run):
     Returns
     -------
     ReproductionTable
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> len(table3_nested(run).rows)
+    1
     """
     s, names, nn = run['settings'], run['names'] + run['unseen'], run['nested']
     t = ReproductionTable('Table 3 — test RMSE under a nested protocol (parameters chosen by 3-fold CV on the '
@@ -696,6 +745,12 @@ def table_times(run):
     Returns
     -------
     ReproductionTable
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> table_times(run).rows[0]['label']
+    'basketball'
     """
     names, nn = run['names'], run['nested']
     t = ReproductionTable('Table 3 — training time (s) with the selected parameters',
@@ -723,6 +778,12 @@ def table_claims(run):
     Returns
     -------
     Table
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> table_claims(run).columns[0]
+    'ESVR_beats_ELM_splits'
     """
     s, names, pp, nn = run['settings'], run['names'], run['paper'], run['nested']
     t = Table('Claims: "ESVR beats the basic ELM" and "ESVR has the lowest RMSE on most sets"',
@@ -761,6 +822,12 @@ def paper_parameter_scores(names, s, n_jobs=1, progress=None, epsilons=(0.01, 0.
     dict
         `{(name, label): mean CV RMSE}` with labels 'esvr', 'lssvr', 'svr_eps=<epsilon>' and 'svr_literal' (SVR
         with Table 2's "γ" read as our gamma, at `s['svr_epsilon']`).
+
+    Examples
+    --------
+    >>> scores = paper_parameter_scores(['basketball'], zhu_settings(), progress=False)
+    >>> sorted(label for _, label in scores)[:2]
+    ['esvr', 'lssvr']
     """
     tasks, keys = [], []
     for name in names:
@@ -795,6 +862,12 @@ def table_paper_parameters(run, epsilons=(0.01, 0.05, 0.1)):
     Returns
     -------
     ReproductionTable
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> table_paper_parameters(run).rows[0]['values']['ESVR_paper']
+    0.2521
     """
     scores, names = run['paper_params'], run['names']
     eps_cols = tuple(f"SVR_eps_{str(e).replace('.', '_')}" for e in epsilons)
@@ -848,6 +921,12 @@ def table_weight_range(run):
     Returns
     -------
     Table
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> table_weight_range(run).columns[-1]
+    'tuned'
     """
     s, names, study, nn = run['settings'], run['names'] + run['unseen'], run['study'], run['nested']
     variants = weight_variants(s)
@@ -882,7 +961,14 @@ def hidden_node_curves(pp, name, seed=0):
     Returns
     -------
     dict
-        Arrays `esvr_mean`, `esvr_std`, `elm_mean`, `elm_std`, `nu` (one entry per hidden-layer size).
+        Arrays `esvr_mean`, `esvr_std`, `elm_mean`, `elm_std` and `nu_index` (the position of the chosen $\\nu$ on
+        the grid), one entry per hidden-layer size.
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> hidden_node_curves(run['paper'], 'basketball')['esvr_mean'].shape
+    (4,)
     """
     esvr = np.mean([f['rmse'] for f in pp[(name, 'esvr', None, seed)]['folds']], axis=0)   # (hidden, rounds, nus)
     elm = np.mean([f['rmse'] for f in pp[(name, 'elm', None, seed)]['folds']], axis=0)     # (hidden, rounds)
@@ -906,6 +992,12 @@ def plot_hidden_node_curves(run, names=None, seed=0):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> plot_hidden_node_curves(run).get_label()
+    'fig1_hidden_nodes'
     """
     s, pp = run['settings'], run['paper']
     names = names or [n for n in FIG1_DATASETS if n in run['names']] or list(run['names'][:6])
@@ -953,6 +1045,12 @@ def run_zhu(full=False, n_jobs=1, random_state=0, names=None, progress=None):
     dict
         `settings`, `names`, `unseen`, `paper` (paper protocol), `nested`, `paper_params`, `study`; the nested
         protocol and the weight study also run on `UNSEEN_DATASETS` (with `full`).
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)
+    >>> run['names'], run['unseen']
+    (('basketball',), ())
     """
     s = zhu_settings(full)
     s['seeds'] = tuple(seed + random_state for seed in s['seeds'])
@@ -976,6 +1074,12 @@ def zhu_tables(run):
     list
         Tables 1, 2, 3 (paper's protocol), 3 (nested), 3 (times), the claims, the paper's parameters, the weight
         study, and Fig. 1.
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> len(zhu_tables(run))
+    9
     """
     return [table1(run['names']), table2(run), table3_paper_protocol(run), table3_nested(run), table_times(run),
             table_claims(run), table_paper_parameters(run), table_weight_range(run), plot_hidden_node_curves(run)]
@@ -994,6 +1098,12 @@ def reproduce(full=False, n_jobs=1, random_state=0):
     Returns
     -------
     list of Table and matplotlib Figure
+
+    Examples
+    --------
+    >>> out = reproduce()                    # the quick run: about a minute on one core
+    >>> out[-1].get_label()
+    'fig1_hidden_nodes'
     """
     return zhu_tables(run_zhu(full, n_jobs, random_state))
 
@@ -1044,6 +1154,13 @@ def esvr_fit_case(quick=False):
     Returns
     -------
     BenchCase
+
+    Examples
+    --------
+    >>> from kelm_nb.experiments import run_case
+    >>> r = run_case('esvr_fit', quick=True)
+    >>> r['max_rel_diff'] < 1e-6
+    True
     """
     return _esvr_fit_bench(quick, None)
 
@@ -1059,6 +1176,13 @@ def esvr_fit_1thread_case(quick=False):
     Returns
     -------
     BenchCase
+
+    Examples
+    --------
+    >>> from kelm_nb.experiments import run_case
+    >>> r = run_case('esvr_fit_1thread', quick=True)
+    >>> r['max_rel_diff'] < 1e-6
+    True
     """
     return _esvr_fit_bench(quick, 1)
 
@@ -1121,6 +1245,13 @@ def esvr_vs_svr_case(quick=False):
     Returns
     -------
     BenchCase
+
+    Examples
+    --------
+    >>> from kelm_nb.experiments import run_case
+    >>> r = run_case('esvr_vs_svr', quick=True)
+    >>> 'rmse_ratio' in r
+    True
     """
     X_tr, X_te, y_tr, y_te = _calhousing(1500 if quick else None)
     tuned = tune_esvr_and_svr(X_tr, y_tr, 1000 if quick else 3000)
@@ -1155,6 +1286,13 @@ def esvr_nu_path_cv_case(quick=False):
     Returns
     -------
     BenchCase
+
+    Examples
+    --------
+    >>> from kelm_nb.experiments import run_case
+    >>> r = run_case('esvr_nu_path_cv', quick=True)
+    >>> r['same_choice']
+    1.0
     """
     from sklearn.model_selection import GridSearchCV
     from kelm_nb.esvr import ESVRCV
