@@ -689,6 +689,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                           'kelm_nb/papers/zhu2014.py'),
                                         'kelm_nb.papers.zhu2014.table_claims': ( 'papers/zhu2014.html#table_claims',
                                                                                  'kelm_nb/papers/zhu2014.py'),
+                                        'kelm_nb.papers.zhu2014.table_gaps': ( 'papers/zhu2014.html#table_gaps',
+                                                                               'kelm_nb/papers/zhu2014.py'),
                                         'kelm_nb.papers.zhu2014.table_paper_parameters': ( 'papers/zhu2014.html#table_paper_parameters',
                                                                                            'kelm_nb/papers/zhu2014.py'),
                                         'kelm_nb.papers.zhu2014.table_times': ( 'papers/zhu2014.html#table_times',
