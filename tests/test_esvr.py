@@ -1,16 +1,19 @@
-"Estimator checks, oracles and bad input of `kelm_nb.esvr`, called through the installed package."
+"Estimator checks, oracles, numerics and bad input of `kelm_nb.esvr`, called through the installed package."
 import numpy as np
 import pytest
 import scipy.linalg
-from sklearn.base import clone
+from sklearn.linear_model import RidgeCV
+from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kelm_nb.core import KernelELMRegressor, RandomHiddenLayer, compute_kernel, ridge_solve
-from kelm_nb.esvr import ESVR, LSSVR, augment, esvr_dual, esvr_primal, esvr_solve, lssvr_solve
+from kelm_nb.core import ELMRegressor, KernelELMRegressor, RandomHiddenLayer, compute_kernel, ridge_solve
+from kelm_nb.esvr import (ELMRegressorCV, ESVR, ESVRCV, LSSVR, PAPER_NU_GRID, augment, esvr_dual, esvr_nu_path,
+                          esvr_primal, esvr_solve, lssvr_path, lssvr_solve)
 
 
-@parametrize_with_checks([ESVR(20, random_state=0), ESVR(20, nu=100.0, solver='dual', random_state=0),
-                          ESVR(None, nu=10.0), LSSVR(gamma_reg=10.0, gamma=0.5)])
+@parametrize_with_checks([ESVR(), LSSVR(), ESVRCV(), ELMRegressorCV(), LSSVR(kernel='precomputed'),
+                          ESVR(20, nu=100.0, solver='dual', random_state=0), ESVR(None, nu=10.0),
+                          ESVRCV(nus=[0.1, 10.0], n_hidden=20, cv=3, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -23,9 +26,15 @@ def _data(m=50, d=3, seed=0):
 
 
 def _stacked_lstsq(H, T, nu):
-    E = np.hstack([H, -np.ones((H.shape[0], 1))]); p1 = E.shape[1]
-    A = np.vstack([E, np.eye(p1) / np.sqrt(nu)])
-    return scipy.linalg.lstsq(A, np.concatenate([T, np.zeros((p1,) + T.shape[1:])]))[0]
+    E = np.hstack([H, -np.ones((H.shape[0], 1))])
+    A = np.vstack([E, np.eye(E.shape[1]) / np.sqrt(nu)])
+    return scipy.linalg.lstsq(A, np.concatenate([T, np.zeros((E.shape[1],) + T.shape[1:])]))[0]
+
+
+def _u(est):
+    "[w; r] of a fitted ESVR."
+    return np.concatenate([est.coef_, np.atleast_1d(-np.asarray(est.intercept_))[None]], axis=0) \
+        if est.coef_.ndim == 2 else np.append(est.coef_, -est.intercept_)
 
 
 @pytest.mark.parametrize('dtype', [np.float64, np.float32])
@@ -37,12 +46,37 @@ def test_eq8_eq9_and_stacked_oracle(dtype, shape, nu):
     T = rng.standard_normal((shape[0], 2))
     u8, u9 = esvr_dual(H, T, nu), esvr_primal(H, T, nu)
     ref = _stacked_lstsq(H.astype(np.float64), T, nu)
-    tol = 1e-8 if dtype == np.float64 else 1e-5   # float32 input is exact in float64: the solve is float64
+    tol = 1e-8   # float32 input is exact in float64: the solve is float64
     np.testing.assert_allclose(u8, u9, rtol=tol, atol=tol * np.abs(ref).max())
     np.testing.assert_allclose(u9, ref, rtol=tol, atol=tol * np.abs(ref).max())
     assert u9.dtype == np.float64 and u9.shape == (shape[1] + 1, 2)
     u, form = esvr_solve(H, T[:, 0], nu)
     assert form == ('dual' if shape[0] < shape[1] + 1 else 'primal') and u.shape == (shape[1] + 1,)
+
+
+def _svd_solution(H, T, nu):
+    U, s, Vt = np.linalg.svd(augment(H), full_matrices=False)
+    return Vt.T @ ((s / (s ** 2 + 1.0 / nu)) * (U.T @ T)), s
+
+
+@pytest.mark.parametrize('m, p', [(300, 80), (80, 250)])   # eq. 9 trusted, eq. 8 trusted
+def test_auto_form_accurate_over_the_whole_paper_grid(m, p):
+    "Up to nu = 2^25 the form 'auto' picks stays within the backward-stable bound of its (full-rank) system."
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (m, 8))
+    T = np.sin(X.sum(axis=1))
+    H = RandomHiddenLayer(p, weight_range=(-1.0, 1.0), random_state=0).fit(X).transform(X)
+    eps = np.finfo(float).eps
+    for nu in PAPER_NU_GRID:
+        ref, s = _svd_solution(H, T, nu)
+        u, form = esvr_solve(H, T, nu)
+        assert form == ('primal' if m >= p + 1 else 'dual')
+        kappa = (s[0] ** 2 + 1 / nu) / (s[-1] ** 2 + 1 / nu)
+        err = np.linalg.norm(u - ref) / np.linalg.norm(ref)
+        assert err <= 100 * eps * kappa and err <= 1e-5, (nu, err, kappa)
+        other = esvr_dual(H, T, nu) if form == 'primal' else esvr_primal(H, T, nu)
+        E = augment(H)   # both forms give the same fitted values to 1e-5 over the whole grid
+        np.testing.assert_allclose(E @ other, E @ u, rtol=0, atol=1e-5 * np.abs(E @ ref).max())
 
 
 def test_augment():
@@ -53,11 +87,12 @@ def test_augment():
 
 def test_nu_limits_and_monotone_training_error():
     rng = np.random.default_rng(2)
-    H = rng.standard_normal((40, 10)); T = rng.standard_normal(40)
+    H = rng.standard_normal((40, 10))
+    T = rng.standard_normal(40)
     u_ls = np.linalg.lstsq(augment(H), T, rcond=None)[0]
     gaps = [np.linalg.norm(esvr_primal(H, T, nu) - u_ls) for nu in 10.0 ** np.arange(0, 11, 2)]
     assert all(b < a for a, b in zip(gaps, gaps[1:])) and gaps[-1] < 1e-8 * np.linalg.norm(u_ls)
-    errs = [np.linalg.norm(augment(H) @ esvr_primal(H, T, nu) - T) for nu in 2.0 ** np.arange(-25, 26)]
+    errs = [np.linalg.norm(augment(H) @ esvr_primal(H, T, nu) - T) for nu in PAPER_NU_GRID]
     assert np.all(np.diff(errs) <= 1e-9 * np.array(errs[:-1]))
 
 
@@ -68,11 +103,13 @@ def test_estimator_matches_core_solvers(n_hidden):
     est = ESVR(n_hidden, nu=3.0, random_state=0).fit(Xtr, ytr)
     H = est.hidden_layer_.transform(Xtr)
     u = ridge_solve(augment(H), ytr, 3.0)              # regularised ELM on [H, -e], C = nu
-    np.testing.assert_allclose(np.append(est.w_, est.r_), u, rtol=1e-7, atol=1e-9 * np.abs(u).max())
-    kelm = KernelELMRegressor(C=3.0, kernel=lambda A, B: est.hidden_layer_.transform(A) @ est.hidden_layer_.transform(B).T + 1)
+    np.testing.assert_allclose(_u(est), u, rtol=1e-7, atol=1e-9 * np.abs(u).max())
+    layer = est.hidden_layer_
+    kelm = KernelELMRegressor(C=3.0, kernel=lambda A, B: layer.transform(A) @ layer.transform(B).T + 1,
+                              fit_intercept=False)
     np.testing.assert_allclose(est.predict(Xte), kelm.fit(Xtr, ytr).predict(Xte), rtol=1e-7, atol=1e-8)
-    other = ESVR(n_hidden, nu=3.0, solver='dual' if est.solver_ == 'primal' else 'primal', random_state=0).fit(Xtr, ytr)
-    np.testing.assert_allclose(other.predict(Xte), est.predict(Xte), rtol=1e-8, atol=1e-8)
+    other = ESVR(n_hidden, nu=3.0, solver='dual' if est.solver_ == 'primal' else 'primal', random_state=0)
+    np.testing.assert_allclose(other.fit(Xtr, ytr).predict(Xte), est.predict(Xte), rtol=1e-8, atol=1e-8)
 
 
 def test_linear_esvr_and_multioutput():
@@ -80,30 +117,62 @@ def test_linear_esvr_and_multioutput():
     Y = np.column_stack([y, X[:, 2] - y])
     lin = ESVR(None, nu=5.0).fit(X, Y)
     u = _stacked_lstsq(X, Y, 5.0)
-    np.testing.assert_allclose(np.vstack([lin.w_, lin.r_]), u, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(np.vstack([lin.coef_, -lin.intercept_]), u, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(lin.predict(X), X @ u[:-1] - u[-1], rtol=1e-10)
     single = ESVR(None, nu=5.0).fit(X, Y[:, 1])
     np.testing.assert_allclose(single.predict(X), lin.predict(X)[:, 1], rtol=1e-10)
 
 
-def test_block_path_equals_one_shot():
-    from kelm_nb.esvr import _esvr_primal_blocks
-    X, y = _data(4500, 4)
-    est = ESVR(40, nu=2.0 ** 8, random_state=3).fit(X, y)
-    ref = esvr_primal(est.hidden_layer_.transform(X), y, 2.0 ** 8)
-    np.testing.assert_allclose(np.append(est.w_, est.r_), ref, rtol=1e-6, atol=1e-8 * np.abs(ref).max())
+@pytest.mark.parametrize('activation', ['sigmoid', 'tanh', 'sin', 'exp', 'relu', 'linear', 'erf', 'rbf', 'hardlim'])
+def test_blockwise_fit_equals_one_shot(activation):
+    "Several row blocks of eq. 9 (and the activations computed by NumPy ufuncs) equal ridge_solve on the whole [H, -e]."
+    X, y = _data(15000, 4)                          # 300 nodes: blocks of 6967 rows, so three blocks
     Y = np.column_stack([y, -y ** 2])
-    for block in (1000, 4096):  # several blocks, the last one partial
-        u = _esvr_primal_blocks(est.hidden_layer_.transform, X, Y, 2.0 ** 8, block=block)
-        ref2 = esvr_primal(est.hidden_layer_.transform(X), Y, 2.0 ** 8)
-        np.testing.assert_allclose(u, ref2, rtol=1e-6, atol=1e-8 * np.abs(ref2).max())
+    for T in (y, Y):
+        est = ESVR(300, nu=2.0 ** 8, activation=activation, random_state=3).fit(X, T)
+        assert est.solver_ == 'primal'
+        ref = esvr_primal(est.hidden_layer_.transform(X), T, 2.0 ** 8)
+        if activation in ('sigmoid', 'tanh', 'sin'):   # elsewhere H is nearly rank-deficient: compare predictions
+            np.testing.assert_allclose(_u(est), ref, rtol=1e-6, atol=1e-8 * np.abs(ref).max())
+        expected = est.hidden_layer_.transform(X[:50]) @ ref[:-1] - ref[-1]
+        np.testing.assert_allclose(est.predict(X[:50]), expected, rtol=1e-7, atol=1e-8 * np.abs(expected).max())
 
 
 def test_float32_input():
     X, y = _data(50)
     a = ESVR(15, nu=4.0, random_state=0).fit(X.astype(np.float32), y)
     b = ESVR(15, nu=4.0, random_state=0).fit(X, y)
-    np.testing.assert_allclose(a.predict(X.astype(np.float32)), b.predict(X), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(a.predict(X.astype(np.float32)), b.predict(X), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(b.predict(X.astype(np.float32)), b.predict(X.astype(np.float32).astype(float)))
+
+
+@pytest.mark.parametrize('n', [50, 300, 20000])   # eq. 8, eq. 9 in one block, eq. 9 over several blocks
+def test_overflowing_hidden_layer_is_an_error_for_every_size(n):
+    X = np.random.default_rng(1).normal(0, 1000, (n, 3))
+    with pytest.raises(ValueError, match='overflow'):
+        ESVR(activation='exp', random_state=0).fit(X, X[:, 0])
+    with pytest.raises(ValueError, match='overflow'):
+        ESVRCV(n_hidden=20, activation='exp', random_state=0).fit(X[:300], X[:300, 0])
+    model = ESVR(20, activation='exp', random_state=0).fit(X[:300] / 1000, X[:300, 0])
+    with pytest.raises(ValueError, match='overflow'):
+        model.predict(X[:3])
+
+
+@pytest.mark.parametrize('n_hidden', [10, 80])
+def test_sample_weight_is_repetition(n_hidden):
+    X, y = _data(40)
+    w = np.ones(40)
+    w[:5], w[35:] = 3.0, 0.0
+    rows = np.r_[np.arange(35), np.arange(5), np.arange(5)]
+    a = ESVR(n_hidden, nu=8.0, random_state=0).fit(X, y, sample_weight=w)
+    b = ESVR(n_hidden, nu=8.0, random_state=0).fit(X[rows], y[rows])
+    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-9, atol=1e-10)
+    c = ESVR(n_hidden, nu=8.0, random_state=0).fit(X, y, sample_weight=np.full(40, 1.0))
+    np.testing.assert_array_equal(c.predict(X), ESVR(n_hidden, nu=8.0, random_state=0).fit(X, y).predict(X))
+    with pytest.raises(ValueError, match='sample_weight'):
+        ESVR(n_hidden).fit(X, y, sample_weight=-w)
+    with pytest.raises(ValueError):
+        ESVR(n_hidden).fit(X, y, sample_weight=w[:5])
 
 
 @pytest.mark.parametrize('gamma_reg', [2.0 ** -4, 1.0, 2.0 ** 10])
@@ -111,29 +180,36 @@ def test_lssvr_against_bordered_system(gamma_reg):
     X, y = _data(40)
     K = compute_kernel(X, X, 'rbf', gamma=1.5)
     alpha, b = lssvr_solve(K, y, gamma_reg)
-    Big = np.zeros((41, 41)); Big[0, 1:] = 1; Big[1:, 0] = 1; Big[1:, 1:] = K + np.eye(40) / gamma_reg
+    Big = np.zeros((41, 41))
+    Big[0, 1:], Big[1:, 0], Big[1:, 1:] = 1, 1, K + np.eye(40) / gamma_reg
     ref = np.linalg.solve(Big, np.concatenate([[0.0], y]))
     np.testing.assert_allclose(b, ref[0], rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(alpha, ref[1:], rtol=1e-7, atol=1e-9 * np.abs(ref).max())
     est = LSSVR(gamma_reg=gamma_reg, gamma=1.5).fit(X, y)
     np.testing.assert_allclose(est.predict(X[:5]), K[:5] @ ref[1:] + ref[0], rtol=1e-7, atol=1e-8)
+    pre = LSSVR(gamma_reg=gamma_reg, kernel='precomputed').fit(K, y)
+    np.testing.assert_allclose(pre.predict(K[:5]), est.predict(X[:5]), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize('params, X_bad, y_bad, match', [
     ({'nu': 0.0}, None, None, 'nu'), ({'nu': -2.0}, None, None, 'nu'), ({'nu': np.inf}, None, None, 'nu'),
     ({'n_hidden': 0}, None, None, 'n_hidden'), ({'solver': 'svd'}, None, None, 'solver'),
+    ({'nu': -1.0}, 'wide', None, 'nu'), ({'weight_range': (1, 0)}, 'wide', None, 'weight_range'),
     ({}, 'nan', None, 'X'), ({}, None, 'inf', 'y'), ({}, None, 'short', 'X and y'), ({}, '1d', None, 'X'),
-    ({}, 'empty', None, 'X')])
+    ({}, 'empty', None, 'X'), ({}, None, 'text', 'y')])
 def test_bad_input_leaves_model_untouched(params, X_bad, y_bad, match):
     X, y = _data(30)
     est = ESVR(8, random_state=0).fit(X, y)
-    before = (est.w_.copy(), est.r_, est.n_features_in_)
-    Xb = {'nan': np.where(X > 0.8, np.nan, X), '1d': X[:, 0], 'empty': X[:0], None: X}[X_bad]
-    yb = {'inf': np.append(y[:-1], np.inf), 'short': y[:-1], None: y}[y_bad]
+    before = (est.coef_.copy(), est.intercept_, est.n_features_in_, est.predict(X))
+    Xb = {'nan': np.where(X > 0.8, np.nan, X), '1d': X[:, 0], 'empty': X[:0], 'wide': np.hstack([X, X]),
+          None: X}[X_bad]
+    yb = {'inf': np.append(y[:-1], np.inf), 'short': y[:-1], 'text': np.array(['a'] * 30), None: y}[y_bad]
     if X_bad == 'empty': yb = y[:0]
     with pytest.raises((ValueError, TypeError), match=match):
         est.set_params(**params).fit(Xb, yb)
-    np.testing.assert_array_equal(est.w_, before[0]); assert est.r_ == before[1] and est.n_features_in_ == before[2]
+    np.testing.assert_array_equal(est.coef_, before[0])
+    assert est.intercept_ == before[1] and est.n_features_in_ == before[2]
+    np.testing.assert_array_equal(est.set_params(**ESVR(8, random_state=0).get_params()).predict(X), before[3])
 
 
 def test_bad_input_functions():
@@ -145,40 +221,90 @@ def test_bad_input_functions():
     with pytest.raises(ValueError, match='H'): esvr_primal(np.ones(5), np.ones(5), 1.0)
     with pytest.raises(ValueError, match='K must be a square'): lssvr_solve(np.ones((3, 4)), np.ones(3), 1.0)
     with pytest.raises(ValueError, match='gamma_reg'): LSSVR(gamma_reg=-1).fit(np.ones((4, 2)), np.ones(4))
-    with pytest.raises(ValueError, match='X'): ESVR(5, random_state=0).fit(np.ones((4, 2)), np.ones(4)).predict(np.ones((2, 3)))
+    with pytest.raises(ValueError, match='X'):
+        ESVR(5, random_state=0).fit(np.ones((4, 2)), np.ones(4)).predict(np.ones((2, 3)))
+    with pytest.raises(ValueError, match='nus'): esvr_nu_path(H, np.ones(5), H, [1.0, -1.0])
+    with pytest.raises(ValueError, match='H_val'): esvr_nu_path(H, np.ones(5), np.ones((2, 4)), [1.0])
+    with pytest.raises(ValueError, match='gamma_regs'): lssvr_path(np.eye(3), np.ones(3), np.eye(3), [])
+    with pytest.raises(ValueError, match='nus'): ESVRCV(nus=[0.0]).fit(np.ones((4, 2)), np.ones(4))
+    with pytest.raises(ValueError, match='Cs'): ELMRegressorCV(Cs=[np.nan]).fit(np.ones((4, 2)), np.ones(4))
+    with pytest.raises(ValueError, match='n_hidden'): ELMRegressorCV(n_hidden=None).fit(np.ones((4, 2)), np.ones(4))
+    with pytest.raises(ValueError, match='features'):
+        LSSVR(kernel='precomputed').fit(np.eye(4), np.arange(4.0)).predict(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="'precomputed'"):            # listed in the message, and accepted
+        LSSVR(kernel='nope').fit(np.ones((4, 2)), np.ones(4))
 
 
-def test_regularisation_paths_match_estimators():
-    from kelm_nb.esvr import esvr_nu_path, lssvr_path
+@pytest.mark.parametrize('dtype', [np.float64, np.float32])
+def test_regularisation_paths_match_estimators(dtype):
     X, y = _data(60)
-    layer = RandomHiddenLayer(25, random_state=0).fit(X)
-    H = layer.transform(X)
+    Y = np.column_stack([y, np.cos(y)])
+    H = RandomHiddenLayer(25, random_state=0).fit(X).transform(X).astype(dtype)
     grid = 2.0 ** np.array([-8.0, 0.0, 8.0])
-    P = esvr_nu_path(H[:40], y[:40], H[40:], grid)
-    for j, nu in enumerate(grid):
-        u = esvr_primal(H[:40], y[:40], nu)
-        np.testing.assert_allclose(P[:, j], H[40:] @ u[:-1] - u[-1], rtol=1e-7, atol=1e-8)
-    K = compute_kernel(X, X, 'rbf', gamma=0.7)
-    P = lssvr_path(K[:40, :40], y[:40], K[40:, :40], grid)
-    for j, g in enumerate(grid):
-        np.testing.assert_allclose(P[:, j], LSSVR(gamma_reg=g, gamma=0.7).fit(X[:40], y[:40]).predict(X[40:]), rtol=1e-6, atol=1e-8)
+    K = compute_kernel(X, X, 'rbf', gamma=0.7).astype(dtype)
+    for T in (y, Y):
+        P = esvr_nu_path(H[:40], T[:40], H[40:], grid)
+        assert P.shape == (20, 3) + T.shape[1:]
+        for j, nu in enumerate(grid):
+            u = esvr_primal(H[:40], T[:40], nu)
+            np.testing.assert_allclose(P[:, j], H[40:] @ u[:-1] - u[-1], rtol=1e-6, atol=1e-7)
+        P = lssvr_path(K[:40, :40], T[:40], K[40:, :40], grid)
+        for j, g in enumerate(grid):
+            ref = LSSVR(gamma_reg=g, kernel='precomputed').fit(K[:40, :40], T[:40]).predict(K[40:, :40])
+            np.testing.assert_allclose(P[:, j], ref, rtol=1e-6, atol=1e-7)
 
 
-def test_reproduction_smoke():
-    import numba
-    from kelm_nb.esvr import (ZHU_TABLE3, hidden_node_curves, run_zhu_dataset, single_threaded, zhu_split,
-                              zhu_tables)
-    Xtr, ytr, Xte, yte = zhu_split('basketball')
-    assert (len(ytr), len(yte)) == (64, 32) and Xtr.min() >= -1 and Xtr.max() <= 1   # Table 1 sizes, [-1, 1] scaling
-    tiny = dict(n_hiddens=(10, 20), nus=2.0 ** np.arange(-4, 5, 4), cv_rounds=1, test_rounds=2, svr_C=[1.0],
-                svr_gamma=[1.0], ls_C=[1.0, 8.0], ls_gamma=[0.5])
-    threads = numba.get_num_threads()
-    with single_threaded():
-        assert numba.get_num_threads() == 1
-        r = run_zhu_dataset('basketball', settings=tiny)
-    assert numba.get_num_threads() == threads
-    assert r['esvr']['n_hidden'] in (10, 20) and 0 < r['esvr']['rmse'][0] < 1 and 0 < r['svr']['rmse'] < 1
-    t2, t3, tt = zhu_tables([r])
-    assert t3.rows[0]['values']['ESVR_paper'] == ZHU_TABLE3['basketball'][4] and len(t2.rows) == len(tt.rows) == 1
-    c = hidden_node_curves('basketball', n_hiddens=(10, 60), n_rounds=2, cv_rounds=1)
-    assert c['esvr_mean'].shape == (2,) and np.all(c['elm_std'] >= 0)
+@pytest.mark.parametrize('cls, center', [(ESVRCV, False), (ELMRegressorCV, True)])
+@pytest.mark.parametrize('n_hidden', [20, 150])       # primal and dual leave-one-out (100 rows)
+def test_loo_curve_equals_ridgecv(cls, center, n_hidden):
+    X, y = _data(100, 4)
+    Y = np.column_stack([y, X[:, 0]])
+    grid = 2.0 ** np.arange(-8, 17, 3)
+    for T in (y, Y):
+        model = cls(grid, n_hidden=n_hidden, random_state=0).fit(X, T)
+        H = model.hidden_layer_.transform(X)
+        F = H if center else augment(H)
+        ridge = RidgeCV(alphas=1 / grid, fit_intercept=center, store_cv_results=True).fit(F, T)
+        np.testing.assert_allclose(model.mse_path_, ridge.cv_results_.reshape(100, -1, len(grid)).mean(axis=(0, 1)),
+                                   rtol=1e-6)
+        assert model.best_score_ == -model.mse_path_.min()
+
+
+@pytest.mark.parametrize('n_hidden, cv', [(20, 4), (150, KFold(3, shuffle=True, random_state=1))])
+@pytest.mark.parametrize('cls, plain, param, chosen',
+                         [(ESVRCV, ESVR, 'nu', 'nu_'), (ELMRegressorCV, ELMRegressor, 'C', 'C_')])
+def test_kfold_curve_and_choice_equal_gridsearch(n_hidden, cv, cls, plain, param, chosen):
+    X, y = _data(120, 4)
+    grid = 2.0 ** np.arange(-8, 17, 3)
+    ours = cls(grid, n_hidden=n_hidden, cv=cv, random_state=0).fit(X, y)
+    gs = GridSearchCV(plain(n_hidden, random_state=0), {param: list(grid)}, cv=cv,
+                      scoring='neg_mean_squared_error').fit(X, y)
+    np.testing.assert_allclose(ours.mse_path_, -gs.cv_results_['mean_test_score'], rtol=1e-6)
+    assert getattr(ours, chosen) == gs.best_params_[param]
+    np.testing.assert_allclose(ours.predict(X), gs.best_estimator_.predict(X), rtol=1e-9, atol=1e-9)
+
+
+def test_cv_refit_is_the_plain_estimator():
+    X, y = _data(200, 4)
+    model = ESVRCV(n_hidden=30, random_state=0).fit(X, y)
+    plain = ESVR(30, nu=model.nu_, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.predict(X), plain.predict(X))
+    assert model.solver_ == plain.solver_ and len(model.nus_) == 3      # RidgeCV's default grid
+
+
+def test_overflow_in_float64_is_a_clear_error():
+    "Inputs of extreme magnitude: products overflow; every public entry point says so instead of returning NaN."
+    rng = np.random.default_rng(0)
+    H, T = rng.normal(size=(20, 3)) * 1e160, rng.normal(size=20)
+    for solve in (esvr_primal, esvr_dual):
+        with pytest.raises(ValueError, match='too large'):
+            solve(H, T, 1e-3)
+    with pytest.raises(ValueError, match='too large'):
+        esvr_nu_path(H, T, H, [1.0])
+    with np.errstate(over='ignore'), pytest.raises(ValueError, match='K_train'):
+        lssvr_path(H @ H.T, T, H @ H.T, [1.0])                 # the Gram matrix itself overflowed
+    X = rng.normal(size=(10, 2)) * 1e300
+    with pytest.raises(ValueError, match='kernel matrix'):
+        LSSVR().fit(X[:1], T[:1]).predict(X[1:3])
+    alpha, b = lssvr_solve(np.eye(3), np.ones(3), 1.0)      # (array, float): checked one by one
+    assert np.isfinite(alpha).all() and b == 1.0
