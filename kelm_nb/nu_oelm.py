@@ -77,8 +77,8 @@ def _back_substitute(Lf, s, out):
 
 
 @njit(cache=True)
-def _chol_solve(Lf, s, b, out):
-    "Solve (L Lᵀ) x = b for the leading s×s factor; b is not modified."
+def _factor_solve(Lf, s, b, out):
+    "The one Cholesky solve of the module: (L Lᵀ) x = b for the leading s×s factor; b is not modified."
     for i in range(s):
         v = b[i]
         for k in range(i):
@@ -104,21 +104,340 @@ def _axpy_row(g, Q, k, a):
 
 # %% ../nbs/05_nu_oelm.ipynb #df6268eb
 @njit(cache=True)
-def _active_set_core(Q, lin, ub, has_eq, total, alpha, tol_abs, tol_rel, max_iter, sing_tol):
-    "Active-set solver of min ½αᵀQα + linᵀα, 0 ≤ α ≤ ub (and 1ᵀα = total if has_eq); stops when no violation of eq. 25 exceeds tol_abs + tol_rel·|λ|."
+def _initial_gradient(Q, lin, alpha):
+    "The gradient $g = Q\\alpha + \\text{lin}$ of the dual objective (eq. 27: lin $= 0$; eq. 5: lin $= -\\mathbf{1}$)."
     n = Q.shape[0]
-    alpha = alpha.astype(np.float64)
     g = np.empty(n)
     for i in range(n):
         g[i] = lin[i]
     for k in range(n):
         _axpy_row(g, Q, k, alpha[k])
-    # shift c makes Q_SS + c 11ᵀ positive definite whenever the KKT matrix of eq. 31 is non-singular
+    return g
+
+
+@njit(cache=True)
+def _equality_shift(Q, has_eq):
+    "The shift $c$ (mean of diag $Q$) that makes $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top$ positive definite whenever eq. 31 is non-singular; 0 without the equality."
+    if not has_eq:
+        return 0.0
+    n = Q.shape[0]
     c = 0.0
+    for i in range(n):
+        c += Q[i, i]
+    return max(c / n, 1e-300)
+
+
+@njit(cache=True)
+def _split_bounds(alpha, ub, status, pending):
+    "Snap the start to the box and sort it into $L$ (status 0), $U$ (status 1) and free indices, which are queued in `pending` to enter $S$; returns their number."
+    npend = 0
+    for i in range(alpha.shape[0]):
+        if alpha[i] <= 0.0:
+            alpha[i] = 0.0
+        elif alpha[i] >= ub:
+            alpha[i] = ub
+            status[i] = 1
+        else:
+            pending[npend] = i
+            npend += 1
+    return npend
+
+
+@njit(cache=True)
+def _grown_factor(Lf, s, n):
+    "The factor's storage, doubled (up to n) when the free set is about to outgrow it."
+    cap = Lf.shape[0]
+    if s < cap:
+        return Lf
+    ncap = min(n, 2 * cap)
+    L2 = np.zeros((ncap, ncap))
+    for i in range(cap):
+        for k in range(cap):
+            L2[i, k] = Lf[i, k]
+    return L2
+
+
+@njit(cache=True)
+def _append_pivot_ok(Q, Lf, free, s, j, c, acol, sing_tol):
+    "Append index j to the factor of $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top$ (eq. 31); True if the new pivot is not singular (relative to $A_{jj}$)."
+    for a in range(s):
+        acol[a] = Q[free[a], j] + c
+    d2 = _chol_append(Lf, s, acol, Q[j, j] + c, sing_tol)
+    return d2 > sing_tol * (Q[j, j] + c) and d2 > 0.0
+
+
+@njit(cache=True)
+def _null_direction(Lf, s, g, free, alpha, j, ub, dirj, work, d):
+    """The direction $\\mathbf{d} = (-A_S^{-1}\\mathbf{a}_{Sj}, 1)\\cdot$`dirj` along which $Q\\mathbf{d}\\approx 0$ and $\\mathbf{1}^\\top\\mathbf{d} = 0$ when index j makes $A_{S\\cup j}$ singular: `d[:s]` receives the part on $S$. A free j moves the way its (linear) slope $g_j - \\mathbf{g}_S^\\top A_S^{-1}\\mathbf{a}_{Sj}$ decreases the objective. Returns `dirj`."""
+    _back_solve(Lf, s, Lf[s, :s], work)
+    if 0.0 < alpha[j] < ub:
+        der = g[j]
+        for a in range(s):
+            der -= work[a] * g[free[a]]
+        dirj = -1.0 if der > 0 else 1.0
+    for a in range(s):
+        d[a] = -work[a] * dirj
+    return dirj
+
+
+@njit(cache=True)
+def _ratio_test(d, s, free, alpha, ub, tau):
+    "The longest step $\\le$ `tau` along `d` that keeps $\\alpha_S$ in the box $[0, ub]$, and the position in $S$ of the variable that blocks it (-1 if none does)."
+    blk = -1
+    for a in range(s):
+        k = free[a]
+        if d[a] > 0.0:
+            t = (ub - alpha[k]) / d[a]
+        elif d[a] < 0.0:
+            t = alpha[k] / (-d[a])
+        else:
+            continue
+        if t < tau:
+            tau = t
+            blk = a
+    return tau, blk
+
+
+@njit(cache=True)
+def _snap_to_bound(alpha, status, k, up, ub):
+    "Put $\\alpha_k$ on its upper ($U$) or lower ($L$) bound; returns the change of $\\alpha_k$."
+    old = alpha[k]
+    if up:
+        alpha[k] = ub
+        status[k] = 1
+    else:
+        alpha[k] = 0.0
+        status[k] = 0
+    return alpha[k] - old
+
+
+@njit(cache=True)
+def _leave_free_set(Lf, free, posS, gS, s, blk):
+    "Remove position `blk` from the free set: its factor row and column (Givens), its entries of `free` and `gS`; returns the new size."
+    k = free[blk]
+    _chol_delete(Lf, s, blk)
+    for a in range(blk, s - 1):
+        free[a] = free[a + 1]
+        gS[a] = gS[a + 1]
+        posS[free[a]] = a
+    posS[k] = -1
+    return s - 1
+
+
+@njit(cache=True)
+def _singular_step(Q, g, alpha, status, Lf, free, posS, gS, s, j, ub, dirj, work, d):
+    """Move along the null direction of a singular entering index j (the objective is linear along it) to the first bound (ratio test, eq. 25 keeps holding on $S$). Returns `(s, done, dirj)`: done when j itself reached a bound (it then stays out of $S$), else a blocking free variable left $S$ and j may try again (in direction `dirj`)."""
+    dirj = _null_direction(Lf, s, g, free, alpha, j, ub, dirj, work, d)
+    tau0 = ub - alpha[j] if dirj > 0 else alpha[j]
+    tau, blk = _ratio_test(d, s, free, alpha, ub, tau0)
+    for a in range(s):
+        k = free[a]
+        step = d[a] * tau
+        alpha[k] += step
+        _axpy_row(g, Q, k, step)
+    alpha[j] += dirj * tau
+    _axpy_row(g, Q, j, dirj * tau)
+    if blk < 0:
+        _axpy_row(g, Q, j, _snap_to_bound(alpha, status, j, dirj > 0, ub))
+        return s, True, dirj
+    k = free[blk]
+    _axpy_row(g, Q, k, _snap_to_bound(alpha, status, k, d[blk] > 0, ub))
+    return _leave_free_set(Lf, free, posS, gS, s, blk), False, dirj
+
+
+@njit(cache=True)
+def _enter_pending(Q, g, alpha, status, Lf, free, posS, gS, s, pending, npend, c, ub, sing_tol, acol, work, d, it):
+    """Let the queued indices (the entering violator of eq. 25, or the free variables of a warm start) enter the free set $S$: append each to the factor of eq. 31, or, when its pivot is singular, take singular-direction steps until it is non-singular or reaches a bound. Returns `(Lf, s, it)`."""
+    n = Q.shape[0]
+    while npend > 0:
+        npend -= 1
+        j = pending[npend]
+        if alpha[j] <= 0.0:
+            dirj = 1.0
+        elif alpha[j] >= ub:
+            dirj = -1.0
+        else:
+            dirj = 1.0
+        while True:
+            it += 1
+            Lf = _grown_factor(Lf, s, n)
+            if _append_pivot_ok(Q, Lf, free, s, j, c, acol, sing_tol):
+                free[s] = j
+                posS[j] = s
+                status[j] = 2
+                s += 1
+                break
+            s, done, dirj = _singular_step(Q, g, alpha, status, Lf, free, posS, gS, s, j, ub, dirj, work, d)
+            if done:
+                break
+    return Lf, s, it
+
+
+@njit(cache=True)
+def _equality_step(Lf, s, gS, has_eq, total, suma, c, ones, acol, work, work2, p):
+    """The step $\\mathbf{p}$ of eq. 31 on the free set: with $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top = LL^\\top$, $A\\mathbf{p} = -\\mathbf{g}_S + \\mu\\mathbf{1}$ with $\\mu$ fixed by $\\mathbf{1}^\\top\\mathbf{p} = r = $ total $- \\mathbf{1}^\\top\\alpha$ (two solves with one factor); without the equality (OELM) $Q_{SS}\\mathbf{p} = -\\mathbf{g}_S$."""
+    for a in range(s):
+        acol[a] = gS[a]
+    _factor_solve(Lf, s, acol, work)
     if has_eq:
+        r = total - suma
+        _factor_solve(Lf, s, ones, work2)
+        sy = 0.0
+        sv = 0.0
+        for a in range(s):
+            sy += work[a]
+            sv += work2[a]
+        mu = (r + sy) / sv
+        for a in range(s):
+            p[a] = -work[a] + mu * work2[a]
+    else:
+        for a in range(s):
+            p[a] = -work[a]
+
+
+@njit(cache=True)
+def _update_free_gradient(Q, free, s, p, tau, gS):
+    "$\\mathbf{g}_S \\mathrel{+}= \\tau\\,Q_{SS}\\mathbf{p}$: the gradient on the free set after a step of eq. 31."
+    for a in range(s):
+        ka = free[a]
+        v = 0.0
+        for b in range(s):
+            v += Q[ka, free[b]] * p[b]
+        gS[a] += tau * v
+
+
+@njit(cache=True)
+def _step_free_set(alpha, free, s, p, tau, suma, dal, touched, touched_flag, ntouch):
+    "$\\alpha_S \\mathrel{+}= \\tau\\mathbf{p}$, recording each change in `dal` for the deferred update of the full gradient; returns `(suma, ntouch)`."
+    for a in range(s):
+        k = free[a]
+        step = tau * p[a]
+        alpha[k] += step
+        suma += step
+        if not touched_flag[k]:
+            touched_flag[k] = True
+            touched[ntouch] = k
+            ntouch += 1
+        dal[k] += step
+    return suma, ntouch
+
+
+@njit(cache=True)
+def _minimise_on_free_set(Q, g, alpha, status, Lf, free, posS, gS, s, has_eq, total, c, ub, ones, acol, work, work2,
+                          p, dal, touched, touched_flag, ntouch, it, max_iter):
+    """The inner loop (eq. 28-31, the paper's pass over the non-bound instances): step to the minimiser of eq. 29 on the free set; if the step leaves the box, stop at the first bound (ratio test) and drop that variable from $S$. $\\mathbf{g}_S$ is kept exactly in $O(|S|^2)$ per step; the $O(N|S|)$ update of the full gradient is deferred (`dal`). Returns `(s, ntouch, it)`."""
+    n = Q.shape[0]
+    suma = 0.0
+    if s > 0:
         for i in range(n):
-            c += Q[i, i]
-        c = max(c / n, 1e-300)
+            suma += alpha[i]
+        for a in range(s):
+            gS[a] = g[free[a]]
+    while s > 0 and it < max_iter:
+        it += 1
+        _equality_step(Lf, s, gS, has_eq, total, suma, c, ones, acol, work, work2, p)
+        tau, blk = _ratio_test(p, s, free, alpha, ub, 1.0)
+        _update_free_gradient(Q, free, s, p, tau, gS)
+        suma, ntouch = _step_free_set(alpha, free, s, p, tau, suma, dal, touched, touched_flag, ntouch)
+        if blk < 0:
+            break
+        k = free[blk]
+        delta = _snap_to_bound(alpha, status, k, p[blk] > 0, ub)
+        dal[k] += delta
+        suma += delta
+        for a in range(s):
+            gS[a] += delta * Q[free[a], k]
+        s = _leave_free_set(Lf, free, posS, gS, s, blk)
+    return s, ntouch, it
+
+
+@njit(cache=True)
+def _flush_gradient(g, Q, touched, ntouch, dal, touched_flag):
+    "Apply the deferred changes of $\\alpha$ to the full gradient, $g \\mathrel{+}= \\sum_k \\Delta\\alpha_k Q_{k\\cdot}$ (one row per changed variable); returns 0 (the new count)."
+    for m in range(ntouch):
+        k = touched[m]
+        _axpy_row(g, Q, k, dal[k])
+        dal[k] = 0.0
+        touched_flag[k] = False
+    return 0
+
+
+@njit(cache=True)
+def _equality_multiplier(g, status, free, s):
+    "$\\lambda$ (the margin $\\rho$) of eq. 27's equality: the mean of $g$ over the free set, else the midpoint between $\\max_U g$ and $\\min_L g$."
+    if s > 0:
+        lam = 0.0
+        for a in range(s):
+            lam += g[free[a]]
+        return lam / s
+    gmaxU = -np.inf
+    gminL = np.inf
+    for i in range(g.shape[0]):
+        if status[i] == 1:
+            gmaxU = max(gmaxU, g[i])
+        else:
+            gminL = min(gminL, g[i])
+    if gmaxU == -np.inf:
+        return gminL
+    if gminL == np.inf:
+        return gmaxU
+    return 0.5 * (gmaxU + gminL)
+
+
+@njit(cache=True)
+def _worst_violators(g, status, lam, thr):
+    "The outer loop's KKT check (eq. 25) over the bound variables: the index at 0 with the largest $\\lambda - g_i$ and the index at the upper bound with the largest $g_i - \\lambda$, each only if it exceeds `thr` (else -1), with those violations."
+    best = thr
+    jbest = -1
+    jbest2 = -1
+    best2 = thr
+    for i in range(g.shape[0]):
+        if status[i] == 0:
+            v = lam - g[i]
+            if v > best:
+                best = v
+                jbest = i
+        elif status[i] == 1:
+            v = g[i] - lam
+            if v > best2:
+                best2 = v
+                jbest2 = i
+    return jbest, best, jbest2, best2
+
+
+@njit(cache=True)
+def _gradient_drift(Q, lin, alpha, g):
+    "Recompute $g = Q\\alpha + \\text{lin}$ from scratch, replace the incrementally updated one and return the largest difference (the drift of the updates)."
+    gx = _initial_gradient(Q, lin, alpha)
+    drift = 0.0
+    for i in range(g.shape[0]):
+        drift = max(drift, abs(gx[i] - g[i]))
+        g[i] = gx[i]
+    return drift
+
+
+@njit(cache=True)
+def _kkt_gap(g, alpha, ub, lam, has_eq):
+    "The final optimality gap: $\\max_{\\alpha_j>0} g_j - \\min_{\\alpha_i<ub} g_i$ for eq. 27 (<= 0 at an optimum), the largest violation of the box conditions for eq. 5."
+    gmax = -np.inf
+    gmin = np.inf
+    for i in range(g.shape[0]):
+        if alpha[i] > 0.0:
+            gmax = max(gmax, g[i] - (lam if has_eq else 0.0))
+        if alpha[i] < ub:
+            gmin = min(gmin, g[i] - (lam if has_eq else 0.0))
+    if has_eq:
+        return max(gmax - gmin, 0.0) if gmax > -np.inf and gmin < np.inf else 0.0
+    return max(max(gmax, -gmin), 0.0)
+
+
+@njit(cache=True)
+def _active_set_core(Q, lin, ub, has_eq, total, alpha, tol_abs, tol_rel, max_iter, sing_tol):
+    """Active-set solver of $\\min \\tfrac12\\alpha^\\top Q\\alpha + \\text{lin}^\\top\\alpha$, $0\\le\\alpha\\le ub$ (and $\\mathbf{1}^\\top\\alpha = $ total if `has_eq`): alternate the inner loop on the free set with the outer KKT check over the bound variables; stop when no violation of eq. 25 exceeds tol_abs + tol_rel$\\cdot|\\lambda|$. Returns `(alpha, lam, n_iter, kkt_gap, |S|)`."""
+    n = Q.shape[0]
+    alpha = alpha.astype(np.float64)
+    g = _initial_gradient(Q, lin, alpha)
+    c = _equality_shift(Q, has_eq)
     status = np.zeros(n, np.int64)  # 0: L (alpha=0), 1: U (alpha=ub), 2: S (free)
     posS = -np.ones(n, np.int64)
     cap = min(n, 64)
@@ -131,273 +450,45 @@ def _active_set_core(Q, lin, ub, has_eq, total, alpha, tol_abs, tol_rel, max_ite
     p = np.empty(n)
     ones = np.ones(n)
     pending = np.empty(n, np.int64)
-    npend = 0
     gS = np.empty(n)
     dal = np.zeros(n)
     touched = np.empty(n, np.int64)
     touched_flag = np.zeros(n, np.bool_)
     ntouch = 0
-    suma = 0.0
-    for i in range(n):
-        if alpha[i] <= 0.0:
-            alpha[i] = 0.0
-        elif alpha[i] >= ub:
-            alpha[i] = ub
-            status[i] = 1
-        else:
-            pending[npend] = i
-            npend += 1
+    npend = _split_bounds(alpha, ub, status, pending)
     lam = 0.0
     it = 0
     n_refresh = 0
-    gap = np.inf
     while True:
-        # ---- add the pending index (an initial free variable or the entering violator) ----
-        while npend > 0:
-            npend -= 1
-            j = pending[npend]
-            if alpha[j] <= 0.0:
-                dirj = 1.0
-            elif alpha[j] >= ub:
-                dirj = -1.0
-            else:
-                dirj = 1.0
-            added = False
-            while not added:
-                it += 1
-                if s >= cap:
-                    ncap = min(n, 2 * cap)
-                    L2 = np.zeros((ncap, ncap))
-                    L2[:cap, :cap] = Lf
-                    Lf = L2
-                    cap = ncap
-                for a in range(s):
-                    acol[a] = Q[free[a], j] + c
-                d2 = _chol_append(Lf, s, acol, Q[j, j] + c, sing_tol)
-                if d2 > sing_tol * (Q[j, j] + c) and d2 > 0.0:
-                    free[s] = j
-                    posS[j] = s
-                    status[j] = 2
-                    s += 1
-                    added = True
-                    break
-                # singular: null direction d = (-A_S^{-1} a_j, 1)·dirj keeps Qd ≈ 0 and Σd = 0;
-                # the objective is linear along it, so move to the first bound (ratio test).
-                _back_solve(Lf, s, Lf[s, :s], work)
-                if 0.0 < alpha[j] < ub:
-                    der = g[j]
-                    for a in range(s):
-                        der -= work[a] * g[free[a]]
-                    dirj = -1.0 if der > 0 else 1.0
-                tau = ub - alpha[j] if dirj > 0 else alpha[j]
-                blk = -1
-                for a in range(s):
-                    da = -work[a] * dirj
-                    k = free[a]
-                    if da > 0.0:
-                        t = (ub - alpha[k]) / da
-                    elif da < 0.0:
-                        t = alpha[k] / (-da)
-                    else:
-                        continue
-                    if t < tau:
-                        tau = t
-                        blk = a
-                for a in range(s):
-                    k = free[a]
-                    step = -work[a] * dirj * tau
-                    alpha[k] += step
-                    _axpy_row(g, Q, k, step)
-                alpha[j] += dirj * tau
-                _axpy_row(g, Q, j, dirj * tau)
-                if blk < 0:
-                    old = alpha[j]
-                    if dirj > 0:
-                        alpha[j] = ub
-                        status[j] = 1
-                    else:
-                        alpha[j] = 0.0
-                        status[j] = 0
-                    _axpy_row(g, Q, j, alpha[j] - old)
-                    break
-                k = free[blk]
-                old = alpha[k]
-                if -work[blk] * dirj > 0:
-                    alpha[k] = ub
-                    status[k] = 1
-                else:
-                    alpha[k] = 0.0
-                    status[k] = 0
-                _axpy_row(g, Q, k, alpha[k] - old)
-                _chol_delete(Lf, s, blk)
-                for a in range(blk, s - 1):
-                    free[a] = free[a + 1]
-                    posS[free[a]] = a
-                posS[k] = -1
-                s -= 1
-        # ---- inner loop: minimise over the free set S (eq. 28-31) with ratio tests ----
-        # g_S is kept exactly in O(|S|^2) per step (gS += tau Q_SS p); the O(N |S|) update of the full gradient
-        # is deferred to one flush before the next pass over the bound variables.
-        if s > 0:
-            suma = 0.0
-            for i in range(n):
-                suma += alpha[i]
-            for a in range(s):
-                gS[a] = g[free[a]]
-        while s > 0 and it < max_iter:
-            it += 1
-            for a in range(s):
-                acol[a] = gS[a]
-            _chol_solve(Lf, s, acol, work)
-            if has_eq:
-                r = total - suma
-                _chol_solve(Lf, s, ones, work2)
-                sy = 0.0
-                sv = 0.0
-                for a in range(s):
-                    sy += work[a]
-                    sv += work2[a]
-                mu = (r + sy) / sv
-                for a in range(s):
-                    p[a] = -work[a] + mu * work2[a]
-                lam = mu - c * r
-            else:
-                for a in range(s):
-                    p[a] = -work[a]
-            tau = 1.0
-            blk = -1
-            for a in range(s):
-                k = free[a]
-                if p[a] > 0.0:
-                    t = (ub - alpha[k]) / p[a]
-                elif p[a] < 0.0:
-                    t = alpha[k] / (-p[a])
-                else:
-                    continue
-                if t < tau:
-                    tau = t
-                    blk = a
-            for a in range(s):
-                ka = free[a]
-                v = 0.0
-                for b in range(s):
-                    v += Q[ka, free[b]] * p[b]
-                gS[a] += tau * v
-            for a in range(s):
-                k = free[a]
-                step = tau * p[a]
-                alpha[k] += step
-                suma += step
-                if not touched_flag[k]:
-                    touched_flag[k] = True
-                    touched[ntouch] = k
-                    ntouch += 1
-                dal[k] += step
-            if blk < 0:
-                break
-            k = free[blk]
-            old = alpha[k]
-            if p[blk] > 0:
-                alpha[k] = ub
-                status[k] = 1
-            else:
-                alpha[k] = 0.0
-                status[k] = 0
-            delta = alpha[k] - old
-            dal[k] += delta
-            suma += delta
-            for a in range(s):
-                gS[a] += delta * Q[free[a], k]
-            _chol_delete(Lf, s, blk)
-            for a in range(blk, s - 1):
-                free[a] = free[a + 1]
-                gS[a] = gS[a + 1]
-                posS[free[a]] = a
-            posS[k] = -1
-            s -= 1
-        # flush the deferred gradient update
-        for m in range(ntouch):
-            k = touched[m]
-            _axpy_row(g, Q, k, dal[k])
-            dal[k] = 0.0
-            touched_flag[k] = False
-        ntouch = 0
-        # ---- outer loop: KKT check (eq. 25) over the bound variables ----
+        Lf, s, it = _enter_pending(Q, g, alpha, status, Lf, free, posS, gS, s, pending, npend, c, ub, sing_tol,
+                                   acol, work, p, it)
+        npend = 0
+        s, ntouch, it = _minimise_on_free_set(Q, g, alpha, status, Lf, free, posS, gS, s, has_eq, total, c, ub, ones,
+                                              acol, work, work2, p, dal, touched, touched_flag, ntouch, it, max_iter)
+        ntouch = _flush_gradient(g, Q, touched, ntouch, dal, touched_flag)
         if has_eq:
-            if s == 0:
-                gmaxU = -np.inf
-                gminL = np.inf
-                for i in range(n):
-                    if status[i] == 1:
-                        gmaxU = max(gmaxU, g[i])
-                    else:
-                        gminL = min(gminL, g[i])
-                if gmaxU == -np.inf:
-                    lam = gminL
-                elif gminL == np.inf:
-                    lam = gmaxU
-                else:
-                    lam = 0.5 * (gmaxU + gminL)
-            else:
-                lam = 0.0
-                for a in range(s):
-                    lam += g[free[a]]
-                lam /= s
+            lam = _equality_multiplier(g, status, free, s)
         thr = tol_abs + tol_rel * abs(lam)
-        best = thr
-        jbest = -1
-        jbest2 = -1
-        best2 = thr
-        for i in range(n):
-            if status[i] == 0:
-                v = lam - g[i]
-                if v > best:
-                    best = v
-                    jbest = i
-            elif status[i] == 1:
-                v = g[i] - lam
-                if v > best2:
-                    best2 = v
-                    jbest2 = i
-        if has_eq and s == 0:
+        jbest, best, jbest2, best2 = _worst_violators(g, status, lam, thr)
+        if has_eq and s == 0 and jbest >= 0 and jbest2 >= 0:
             # with no free variable the equality needs a pair to move
-            if jbest >= 0 and jbest2 >= 0:
-                pending[0] = jbest
-                pending[1] = jbest2
-                npend = 2
-                continue
+            pending[0] = jbest
+            pending[1] = jbest2
+            npend = 2
+            continue
         if best2 > best:
             jbest = jbest2
         if jbest < 0 or it >= max_iter:
             # refresh the gradient exactly once in a while before declaring convergence
-            gx = np.empty(n)
-            for i in range(n):
-                gx[i] = lin[i]
-            for k in range(n):
-                _axpy_row(gx, Q, k, alpha[k])
-            drift = 0.0
-            for i in range(n):
-                drift = max(drift, abs(gx[i] - g[i]))
-                g[i] = gx[i]
+            drift = _gradient_drift(Q, lin, alpha, g)
             if jbest < 0 and drift > 0.1 * thr and n_refresh < 3 and it < max_iter:
                 n_refresh += 1
                 continue
             break
         pending[0] = jbest
         npend = 1
-    # final KKT gap
-    gmax = -np.inf
-    gmin = np.inf
-    for i in range(n):
-        if alpha[i] > 0.0:
-            gmax = max(gmax, g[i] - (lam if has_eq else 0.0))
-        if alpha[i] < ub:
-            gmin = min(gmin, g[i] - (lam if has_eq else 0.0))
-    if has_eq:
-        gap = max(gmax - gmin, 0.0) if gmax > -np.inf and gmin < np.inf else 0.0
-    else:
-        gap = max(max(gmax, -gmin), 0.0)
-    return alpha, lam, it, gap, s
+    return alpha, lam, it, _kkt_gap(g, alpha, ub, lam, has_eq), s
+
 
 # %% ../nbs/05_nu_oelm.ipynb #50aba835
 _GAP_FLOOR = 1e-12   # the part of the stopping threshold relative to nu * max diag(Q): the round-off floor
@@ -452,7 +543,7 @@ def _check_nu(nu):
         raise ValueError(f"nu must be in (0, 1], got {nu!r}")
     return float(nu)
 
-def _check_solver_args(tol, max_iter, sing_tol, n):
+def _active_set_options(tol, max_iter, sing_tol, n):
     check_positive(tol, 'tol')
     check_positive(sing_tol, 'sing_tol')
     if max_iter is None: max_iter = max(10000, 100 * n)
@@ -495,7 +586,7 @@ def nu_oelm_active_set(Q, nu, tol=1e-8, max_iter=None, alpha0=None, sing_tol=1e-
     Q = _check_gram(Q)
     nu = _check_nu(nu)
     n = Q.shape[0]
-    tol, max_iter, sing_tol = _check_solver_args(tol, max_iter, sing_tol, n)
+    tol, max_iter, sing_tol = _active_set_options(tol, max_iter, sing_tol, n)
     ub = 1.0 / n
     a0 = _nu_start(Q, nu) if alpha0 is None else _fix_sum(_check_alpha0(alpha0, n), ub, nu)
     scale = nu * max(float(np.diag(Q).max()), np.finfo(float).tiny)
@@ -516,7 +607,7 @@ def oelm_active_set(Q, C, tol=1e-8, max_iter=None, alpha0=None, sing_tol=1e-10):
     C = float(check_positive(C, 'C'))
     if not np.isfinite(C): raise ValueError(f"C must be finite, got {C}")
     n = Q.shape[0]
-    tol, max_iter, sing_tol = _check_solver_args(tol, max_iter, sing_tol, n)
+    tol, max_iter, sing_tol = _active_set_options(tol, max_iter, sing_tol, n)
     a0 = np.zeros(n) if alpha0 is None else np.clip(_check_alpha0(alpha0, n), 0.0, C)
     alpha, _, it, gap, _ = _active_set_core(Q, -np.ones(n), C, False, 0.0, a0, tol, 0.0, max_iter, sing_tol)
     if it >= max_iter:
