@@ -123,10 +123,12 @@ def test_bad_input():
     for C in (0, -1.0, np.inf):
         with pytest.raises(ValueError, match='C'):
             oelm_active_set(Q, C)
-    bad = Q.copy(); bad[0, 1] += 1.0
+    bad = Q.copy()
+    bad[0, 1] += 1.0
     with pytest.raises(ValueError, match='symmetric'):
         nu_oelm_active_set(bad, 0.5)
-    bad = Q.copy(); bad[2, 2] = np.nan
+    bad = Q.copy()
+    bad[2, 2] = np.nan
     with pytest.raises(ValueError, match='NaN'):
         nu_oelm_active_set(bad, 0.5)
     with pytest.raises(ValueError, match='square'):
@@ -228,7 +230,8 @@ def test_classifier_bad_input_keeps_fitted_model():
         OELMClassifier(C=0).fit(X, y)
     with pytest.raises(ValueError, match='square'):
         NuOELMClassifier(kernel='precomputed').fit(X, y)
-    Xn = X.copy(); Xn[0, 0] = np.nan
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
     with pytest.raises(ValueError):
         NuOELMClassifier().fit(Xn, y)
     with pytest.raises(ValueError):
