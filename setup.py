@@ -6,10 +6,12 @@ config = ConfigParser(delimiters=['='])
 config.read('settings.ini', encoding='utf-8')
 cfg = config['DEFAULT']
 
-cfg_keys = 'version description keywords author author_email'.split()
+cfg_keys = 'version description keywords author'.split()
 expected = cfg_keys + "lib_name user branch license status min_python audience language".split()
 for o in expected: assert o in cfg, "missing expected setting: {}".format(o)
 setup_cfg = {o:cfg[o] for o in cfg_keys}
+# no placeholder addresses in the metadata: a URL or an e-mail is given only where a real one is set
+setup_cfg.update({k: cfg[k] for k in ('author_email',) if cfg.get(k)})
 
 licenses = {
     'apache2': ('Apache Software License 2.0','OSI Approved :: Apache Software License'),
@@ -34,10 +36,11 @@ setuptools.setup(
         'Intended Audience :: ' + cfg['audience'].title(),
         'Natural Language :: ' + cfg['language'].title(),
     ] + ['Programming Language :: Python :: '+o for o in py_versions[py_versions.index(min_python):]] + (['License :: ' + lic[1] ] if lic[1] else []),
-    url = cfg['git_url'],
+    url = cfg.get('git_url') or None,
     packages = setuptools.find_packages(),
     include_package_data = True,
     package_data = {'kelm_nb': ['data/*.csv.gz', 'data/*.md']},
+    license_files = ['LICENSE'],
     install_requires = requirements,
     extras_require=extras,
     dependency_links = cfg.get('dep_links','').split(),

@@ -7,14 +7,14 @@ import types
 import pytest
 
 from kelm_nb import cli
-from kelm_nb.cli import PAPERS, Paper, main
+from kelm_nb.cli import main
+from kelm_nb.experiments import PAPERS, Paper
 from kelm_nb.datasets import list_datasets
 
 
 def test_datasets_lists_every_set(capsys):
     assert main(['datasets']) == 0
-    out = capsys.readouterr().out
-    lines = out.splitlines()
+    lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[0] == 'name'
     names = [d['name'] for d in list_datasets()]
     listed = [line.split()[0] for line in lines[2:] if line.strip()]
@@ -46,8 +46,9 @@ def test_reproduce_unknown_paper(capsys):
 
 def test_paper_keys():
     assert set(PAPERS) == {'frenay2011', 'zhu2014', 'ding2017', 'li2014', 'scardapane2015'}
-    assert {p.module for p in PAPERS.values()} == {'kelm_nb.kernels', 'kelm_nb.esvr', 'kelm_nb.nu_oelm',
+    assert {p.method for p in PAPERS.values()} == {'kelm_nb.kernels', 'kelm_nb.esvr', 'kelm_nb.nu_oelm',
                                                     'kelm_nb.mkl', 'kelm_nb.kos_elm'}
+    assert all(p.module == f'kelm_nb.papers.{p.key}' for p in PAPERS.values())
 
 
 @pytest.mark.parametrize('key', sorted(PAPERS))
@@ -61,29 +62,21 @@ def test_available_reproduce_has_the_agreed_signature(key):
         assert name in params and params[name].default == default, (name, params)
 
 
-class _Table:
-    def __init__(self, title): self.title = title
-    def __str__(self): return f'TABLE {self.title}'
-
-
 @pytest.fixture
 def fake_papers(monkeypatch):
-    "Replace the paper map by three stand-ins: one working, one failing, one whose module does not exist."
+    "Replace the paper map by stand-ins: one working, one failing, one without reproduce, one whose module is absent."
+    from kelm_nb.experiments import ReproductionTable
     calls = []
-    good = types.ModuleType('kelm_nb._fake_good')
     def reproduce(full=False, n_jobs=1, random_state=0):
         calls.append((full, n_jobs, random_state))
-        return [_Table('one'), _Table('two')]
-    good.reproduce = reproduce
-    bad = types.ModuleType('kelm_nb._fake_bad')
+        return [ReproductionTable('TABLE one').add('r', ours=1.0), ReproductionTable('TABLE two').add('r', ours=2.0)]
     def reproduce_bad(full=False, n_jobs=1, random_state=0): raise RuntimeError('reproduction exploded')
-    bad.reproduce = reproduce_bad
-    empty = types.ModuleType('kelm_nb._fake_empty')  # module without reproduce
-    for m in (good, bad, empty): monkeypatch.setitem(sys.modules, m.__name__, m)
-    papers = {p.key: p for p in [Paper('good2020', 'kelm_nb._fake_good', 'Good et al.'),
-                                  Paper('bad2020', 'kelm_nb._fake_bad', 'Bad et al.'),
-                                  Paper('empty2020', 'kelm_nb._fake_empty', 'Empty et al.'),
-                                  Paper('missing2020', 'kelm_nb._fake_missing_module', 'Missing et al.')]}
+    modules = {'good2020': types.SimpleNamespace(reproduce=reproduce),
+               'bad2020': types.SimpleNamespace(reproduce=reproduce_bad),
+               'empty2020': types.SimpleNamespace()}
+    for key, m in modules.items(): monkeypatch.setitem(sys.modules, f'kelm_nb.papers.{key}', m)
+    papers = {k: Paper(k, f'{k} et al.', f'kelm_nb._fake_{k}') for k in ('good2020', 'bad2020', 'empty2020',
+                                                                         'missing2020')}
     monkeypatch.setattr(cli, 'PAPERS', papers)
     return calls
 
@@ -93,7 +86,7 @@ def test_reproduce_available_paper(fake_papers, capsys):
     out = capsys.readouterr().out
     assert 'TABLE one' in out and 'TABLE two' in out and 'good2020' in out and 'quick mode' in out
     assert fake_papers == [(False, 2, 7)]
-    assert main(['reproduce', '_fake_good', '--full']) == 0  # the module name works too
+    assert main(['reproduce', '_fake_good2020', '--full']) == 0  # the method module's name works too
     assert fake_papers[-1] == (True, 1, 0)
     assert 'full protocol' in capsys.readouterr().out
 
@@ -102,7 +95,7 @@ def test_reproduce_available_paper(fake_papers, capsys):
 def test_reproduce_missing_paper(fake_papers, capsys, key):
     assert main(['reproduce', key]) == 1
     err = capsys.readouterr().err
-    assert key in err and 'available papers: good2020, bad2020' in err
+    assert key in err and ('does not exist' in err or 'has no reproduce' in err)
 
 
 def test_reproduce_failing_paper(fake_papers, capsys):
@@ -112,29 +105,37 @@ def test_reproduce_failing_paper(fake_papers, capsys):
 
 
 def test_reproduce_all(fake_papers, capsys, monkeypatch):
-    assert main(['reproduce', 'all']) == 1  # bad2020 fails
+    assert main(['reproduce', 'all']) == 1  # bad2020 fails, two are missing
     captured = capsys.readouterr()
     assert 'TABLE one' in captured.out and 'missing2020' in captured.err and 'empty2020' in captured.err
-    monkeypatch.delitem(cli.PAPERS, 'bad2020')
-    assert main(['reproduce']) == 0  # 'all' by default: runs what exists, lists what does not
-    captured = capsys.readouterr()
-    assert 'TABLE two' in captured.out and 'not available yet' in captured.err
+    for key in ('bad2020', 'missing2020', 'empty2020'): monkeypatch.delitem(cli.PAPERS, key)
+    assert main(['reproduce']) == 0  # 'all' by default
+    assert 'TABLE two' in capsys.readouterr().out
+
+
+def test_reproduce_out_writes_and_resumes(fake_papers, capsys, tmp_path):
+    import json
+    assert main(['reproduce', 'good2020', '--out', str(tmp_path), '--no-progress']) == 0
+    summary = json.loads((tmp_path / 'summary.json').read_text())
+    assert summary['papers'][0]['key'] == 'good2020' and summary['papers'][0]['status'] == 'ok'
+    assert (tmp_path / 'good2020' / 'table-one.csv').read_text().splitlines()[1] == 'r,,1.0,,,,'
+    assert (tmp_path / 'index.html').read_text().count('<table>') == 2
 
 
 def test_reproduce_list(fake_papers, capsys):
     assert main(['reproduce', '--list']) == 0
     out = capsys.readouterr().out
-    assert 'good2020' in out and 'available' in out and 'does not exist yet' in out
+    assert 'good2020' in out and 'available' in out and 'does not exist' in out and 'optional' in out
 
 
 def test_import_error_inside_a_paper_module_is_not_hidden(monkeypatch, capsys):
     "A paper module that exists but fails to import (a bug) is a failure, not 'not available'."
-    monkeypatch.setattr(cli, 'PAPERS', {'broken2020': Paper('broken2020', 'kelm_nb._fake_importerror', 'x')})
+    monkeypatch.setattr(cli, 'PAPERS', {'broken2020': Paper('broken2020', 'x', 'kelm_nb._fake_importerror')})
     def fail_import(name, *a, **k):
         raise ModuleNotFoundError("No module named 'some_dependency'", name='some_dependency')
     monkeypatch.setattr(cli.importlib, 'import_module', fail_import)
-    assert main(['reproduce', 'broken2020']) == 1
-    assert 'some_dependency' in capsys.readouterr().err
+    with pytest.raises(ModuleNotFoundError, match='some_dependency'):
+        main(['reproduce', 'broken2020'])
 
 
 def test_console_script_datasets(console_script):

@@ -1,12 +1,11 @@
 "Estimator checks, bad input and the jitted kernels of `kelm_nb.core`, called through the installed package."
-import warnings
 
 import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kelm_nb.core import (ACTIVATIONS, ELMClassifier, ELMRegressor, KernelELMClassifier, KernelELMRegressor,
-                          RandomHiddenLayer, _activate_inplace, _rbf_nodes_inplace, compute_kernel, kernel_ridge_solve,
+                          RandomHiddenLayer, _activate_inplace, compute_kernel, kernel_ridge_solve,
                           ridge_solve)
 
 
@@ -21,7 +20,8 @@ def test_sklearn_compatible(estimator, check):
 @pytest.mark.parametrize('activation', [a for a in ACTIVATIONS if a != 'rbf'])
 def test_activate_inplace(dtype, activation):
     rng = np.random.default_rng(0)
-    H = rng.normal(size=(40, 7)).astype(dtype); b = rng.normal(size=7).astype(dtype)
+    H = rng.normal(size=(40, 7)).astype(dtype)
+    b = rng.normal(size=7).astype(dtype)
     expected = H.astype(np.float64) + b
     _activate_inplace(H, b, ACTIVATIONS[activation])
     layer = RandomHiddenLayer(7, activation)
@@ -41,7 +41,8 @@ def test_rbf_nodes(dtype):
     layer = RandomHiddenLayer(9, 'rbf', random_state=0).fit(X)
     H = layer.transform(X)
     d2 = ((X[:, None, :].astype(float) - layer.weights_.T[None]) ** 2).sum(-1)
-    np.testing.assert_allclose(H, np.exp(-abs(layer.biases_) * d2), rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-6)
+    np.testing.assert_allclose(H, np.exp(-abs(layer.biases_) * d2), rtol=1e-4 if dtype == np.float32 else 1e-10,
+                               atol=1e-6)
     assert H.dtype == dtype
 
 
@@ -59,7 +60,8 @@ def test_block_accumulation_matches_direct_solve(monkeypatch):
 
 def test_multi_output_regression():
     rng = np.random.default_rng(3)
-    X = rng.normal(size=(60, 3)); Y = np.c_[np.sin(X[:, 0]), X[:, 1] ** 2]
+    X = rng.normal(size=(60, 3))
+    Y = np.c_[np.sin(X[:, 0]), X[:, 1] ** 2]
     for est in (ELMRegressor(30, C=100.0, random_state=0), KernelELMRegressor(C=100.0)):
         both = est.fit(X, Y).predict(X)
         assert both.shape == (60, 2)
@@ -69,7 +71,8 @@ def test_multi_output_regression():
 def test_ridge_solve_dual_equals_primal_float32():
     rng = np.random.default_rng(4)
     H, T = rng.normal(size=(50, 20)).astype(np.float32), rng.normal(size=50).astype(np.float32)
-    np.testing.assert_allclose(ridge_solve(H, T, 1.0, form='dual'), ridge_solve(H, T, 1.0, form='primal'), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(ridge_solve(H, T, 1.0, form='dual'), ridge_solve(H, T, 1.0, form='primal'),
+                               rtol=1e-4, atol=1e-5)
 
 
 BAD_INPUTS = [
@@ -119,7 +122,9 @@ def test_precomputed_wrong_shape_in_predict():
 
 def test_kernel_ridge_solve_does_not_modify_input():
     rng = np.random.default_rng(7)
-    A = rng.normal(size=(20, 20)); K = A @ A.T; K0 = K.copy()
+    A = rng.normal(size=(20, 20))
+    K = A @ A.T
+    K0 = K.copy()
     kernel_ridge_solve(K, np.ones(20), 1.0)
     np.testing.assert_array_equal(K, K0)
 
@@ -130,7 +135,9 @@ def test_spd_solve_fallback_sees_the_original_matrix(dtype, overwrite):
     "A failed in-place Cholesky must not leave a half-overwritten matrix to the least-squares fallback."
     from kelm_nb.core import IllConditionedWarning, spd_solve
     rng = np.random.default_rng(8)
-    M = rng.normal(size=(40, 40)); A = (M + M.T).astype(dtype); B = rng.normal(size=40).astype(dtype)
+    M = rng.normal(size=(40, 40))
+    A = (M + M.T).astype(dtype)
+    B = rng.normal(size=40).astype(dtype)
     work = A.copy()
     with pytest.warns(IllConditionedWarning):
         x = spd_solve(work, B, overwrite_a=overwrite)

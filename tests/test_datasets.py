@@ -29,7 +29,7 @@ def test_calhousing_shape_and_catalogue():
     assert X.shape == (20433, 8)
     assert 14999 <= y.min() and y.max() <= 500001  # median house values in dollars
     names = [d['name'] for d in list_datasets()]
-    assert len(names) == 30 and 'wdbc' in names and names == sorted(set(names), key=names.index)
+    assert len(names) == 33 and 'wdbc' in names and names == sorted(set(names), key=names.index)
     for d in list_datasets():
         assert set(d) >= {'name', 'rows', 'features', 'task', 'source', 'used_by'}
     assert 'calhousing' in str(list_datasets()) and '<table>' in list_datasets()._repr_html_()
@@ -47,11 +47,14 @@ def test_wdbc_is_sklearns_breast_cancer():
     from sklearn.datasets import load_breast_cancer
     X, y = load_dataset('wdbc')
     Xs, ys = load_breast_cancer(return_X_y=True)
-    np.testing.assert_array_equal(X, Xs); np.testing.assert_array_equal(y, ys)
+    np.testing.assert_array_equal(X, Xs)
+    np.testing.assert_array_equal(y, ys)
 
 
 def test_load_returns_copies_and_frames():
-    X1, y1 = load_dataset('cpu'); X1[:] = 0; y1[:] = 0
+    X1, y1 = load_dataset('cpu')
+    X1[:] = 0
+    y1[:] = 0
     X2, y2 = load_dataset('CPU')
     assert X2.any() and y2.any()
     Xf, yf = load_dataset('cpu', return_frame=True)
@@ -131,7 +134,8 @@ def test_embedding():
     s = np.arange(20.0)
     X, y = mackey_glass_embedding(s, n_lags=7, horizon=1)
     assert X.shape == (13, 7)
-    np.testing.assert_array_equal(X[0], np.arange(7.0)); np.testing.assert_array_equal(y, np.arange(7.0, 20.0))
+    np.testing.assert_array_equal(X[0], np.arange(7.0))
+    np.testing.assert_array_equal(y, np.arange(7.0, 20.0))
     X, y = mackey_glass_embedding(s, n_lags=3, horizon=5)
     np.testing.assert_array_equal(X[:, -1] + 5, y)
     with pytest.raises(ValueError, match='too short'):
@@ -158,8 +162,10 @@ def test_two_gaussians_distribution():
 
 
 def test_two_gaussians_options_and_reproducibility():
-    a = two_gaussians(301, random_state=3); b = two_gaussians(301, random_state=3)
-    np.testing.assert_array_equal(a[0], b[0]); np.testing.assert_array_equal(a[1], b[1])
+    a = two_gaussians(301, random_state=3)
+    b = two_gaussians(301, random_state=3)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
     assert not np.allclose(a[0], two_gaussians(301, random_state=4)[0])
     assert np.sum(a[1] == 1) == 151 and np.sum(a[1] == -1) == 150
     X, y = two_gaussians(1000, means=[[0, 0, 0], [3, 3, 3]], cov=0.01 * np.eye(3), shuffle=False, random_state=0)

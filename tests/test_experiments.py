@@ -7,7 +7,7 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import LogisticRegression, Ridge
-from sklearn.metrics import accuracy_score, matthews_corrcoef, mean_squared_error, r2_score
+from sklearn.metrics import r2_score
 from sklearn.model_selection import KFold, ParameterGrid, ShuffleSplit, StratifiedShuffleSplit
 from sklearn.svm import SVR
 from threadpoolctl import threadpool_limits
@@ -33,7 +33,8 @@ def reg_data():
 # ---------------------------------------------------------------- metrics
 def test_nrmse_matches_its_definition():
     rng = np.random.default_rng(1)
-    y = rng.normal(3, 2, 100); p = y + rng.normal(0, 0.5, 100)
+    y = rng.normal(3, 2, 100)
+    p = y + rng.normal(0, 0.5, 100)
     # eq. 14: sqrt(sum (f - y)^2 / (|T| var(y)))
     np.testing.assert_allclose(nrmse(y, p), np.sqrt(np.sum((p - y) ** 2) / (100 * np.var(y))), rtol=1e-13)
     np.testing.assert_allclose(nrmse(y, p) ** 2, 1 - r2_score(y, p), rtol=1e-12)

@@ -8,7 +8,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def render_readme():
     "The markdown of nbs/index.ipynb, as `python tests/test_readme.py` writes it to README.md."
-    out = subprocess.run([sys.executable, '-m', 'nbconvert', '--to', 'markdown', '--stdout', str(ROOT / 'nbs' / 'index.ipynb')],
+    index = str(ROOT / 'nbs' / 'index.ipynb')
+    out = subprocess.run([sys.executable, '-m', 'nbconvert', '--to', 'markdown', '--stdout', index],
                          check=True, capture_output=True, text=True)
     return out.stdout
 
