@@ -44,7 +44,7 @@ def test_nu_solver_matches_libsvm(dtype, nu):
     Qd = Q.astype(dtype).astype(np.float64)
     a_ref, rho_ref = _libsvm(Qd, nu)
     f, f_ref = _obj(Qd, r.alpha), _obj(Qd, a_ref)
-    assert f <= f_ref * (1 + 1e-9)
+    assert f <= f_ref * (1 + 1e-8)                        # the same objective as LIBSVM's, never worse
     np.testing.assert_allclose(f, f_ref, rtol=1e-6)
     np.testing.assert_allclose(r.alpha, a_ref, atol=2e-3 / n)
     if np.any((r.alpha > 1e-6 / n) & (r.alpha < (1 - 1e-6) / n)):
@@ -123,10 +123,12 @@ def test_bad_input():
     for C in (0, -1.0, np.inf):
         with pytest.raises(ValueError, match='C'):
             oelm_active_set(Q, C)
-    bad = Q.copy(); bad[0, 1] += 1.0
+    bad = Q.copy()
+    bad[0, 1] += 1.0
     with pytest.raises(ValueError, match='symmetric'):
         nu_oelm_active_set(bad, 0.5)
-    bad = Q.copy(); bad[2, 2] = np.nan
+    bad = Q.copy()
+    bad[2, 2] = np.nan
     with pytest.raises(ValueError, match='NaN'):
         nu_oelm_active_set(bad, 0.5)
     with pytest.raises(ValueError, match='square'):
@@ -141,11 +143,18 @@ def test_bad_input():
         oelm_active_set(Q, 1.0, max_iter=0)
 
 
-@parametrize_with_checks([NuOELMClassifier(n_hidden=60, random_state=0),
-                          OELMClassifier(C=10.0, n_hidden=60, random_state=0)])
+_NO_BIAS = ("no bias: on the check's very noisy blobs the kernel between points nearly vanishes (K ~ I), so "
+            "class weights cannot shift the decision as SVC's bias does (56-86 % of class 0 predicted, 87 % required)")
+
+
+@parametrize_with_checks([NuOELMClassifier(), OELMClassifier(),
+                          NuOELMClassifier(kernel='precomputed'), OELMClassifier(kernel='precomputed'),
+                          NuOELMClassifier(nu=0.3, kernel='elm', n_hidden=60, random_state=0)],
+                         expected_failed_checks=lambda est: {'check_class_weight_classifiers': _NO_BIAS})
 def test_sklearn_compatible(estimator, check):
+    "scikit-learn's estimator checks on the default constructors, the precomputed variants and the paper's kernel."
     with warnings.catch_warnings():
-        warnings.simplefilter('ignore', UserWarning)
+        warnings.simplefilter('ignore', UserWarning)       # collapsed margins on the checks' tiny random data sets
         check(estimator)
 
 
@@ -174,7 +183,7 @@ def _data(seed=0, n=120):
 def test_classifier_matches_solver_and_precomputed(dtype):
     X, y = _data()
     X = X.astype(dtype)
-    clf = NuOELMClassifier(nu=0.5, n_hidden=100, random_state=0).fit(X, y)
+    clf = NuOELMClassifier(nu=0.5, kernel='elm', n_hidden=100, center=False, random_state=0).fit(X, y)
     t = np.where(y == clf.classes_[1], 1.0, -1.0)
     H = clf.hidden_layer_.transform(X.astype(np.float64))
     r = nu_oelm_active_set(t[:, None] * (H @ H.T) * t[None, :], 0.5)
@@ -182,13 +191,13 @@ def test_classifier_matches_solver_and_precomputed(dtype):
     assert clf.score(X, y) > 0.8
     pre = NuOELMClassifier(nu=0.5, kernel='precomputed').fit(H @ H.T, y)
     np.testing.assert_allclose(pre.decision_function(H @ H.T), clf.decision_function(X), rtol=1e-6, atol=1e-6)
-    assert np.all(clf.support_ == np.flatnonzero(clf.alpha_ > 0))
+    assert np.array_equal(np.sort(clf.support_), np.flatnonzero(clf.alpha_ > 0))    # grouped by class, as SVC
     np.testing.assert_allclose(clf.dual_objective_, 0.5 * r.alpha @ (t[:, None] * (H @ H.T) * t[None, :]) @ r.alpha,
                                rtol=1e-9)
     # callable kernel = the same Gram matrix
     layer = clf.hidden_layer_
     kern = lambda A, B: layer.transform(A) @ layer.transform(B).T
-    cal = NuOELMClassifier(nu=0.5, kernel=kern).fit(X.astype(np.float64), y)
+    cal = NuOELMClassifier(nu=0.5, kernel=kern, center=False).fit(X.astype(np.float64), y)
     np.testing.assert_allclose(cal.decision_function(X), clf.decision_function(X), rtol=1e-6, atol=1e-6)
     pickle.loads(pickle.dumps(clf)).predict(X)
 
@@ -206,7 +215,7 @@ def test_multiclass_and_oelm():
 
 def test_classifier_bad_input_keeps_fitted_model():
     X, y = _data()
-    clf = NuOELMClassifier(nu=0.5, n_hidden=50, random_state=0).fit(X, y)
+    clf = NuOELMClassifier(nu=0.5, kernel='elm', n_hidden=50, random_state=0).fit(X, y)
     alpha = clf.alpha_.copy()
     with pytest.raises(ValueError, match='class'):
         clf.fit(X, np.full(len(y), 'a'))
@@ -221,7 +230,8 @@ def test_classifier_bad_input_keeps_fitted_model():
         OELMClassifier(C=0).fit(X, y)
     with pytest.raises(ValueError, match='square'):
         NuOELMClassifier(kernel='precomputed').fit(X, y)
-    Xn = X.copy(); Xn[0, 0] = np.nan
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
     with pytest.raises(ValueError):
         NuOELMClassifier().fit(Xn, y)
     with pytest.raises(ValueError):
