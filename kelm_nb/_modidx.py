@@ -586,6 +586,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                  'kelm_nb/papers/li2014.py'),
                                        'kelm_nb.papers.li2014._objective_agreement': ( 'papers/li2014.html#_objective_agreement',
                                                                                        'kelm_nb/papers/li2014.py'),
+                                       'kelm_nb.papers.li2014._run_split': ('papers/li2014.html#_run_split', 'kelm_nb/papers/li2014.py'),
                                        'kelm_nb.papers.li2014._simplex_projection': ( 'papers/li2014.html#_simplex_projection',
                                                                                       'kelm_nb/papers/li2014.py'),
                                        'kelm_nb.papers.li2014._standardize': ( 'papers/li2014.html#_standardize',

@@ -105,6 +105,17 @@ class KernelBank:
         N, the size of each kernel matrix.
     n_kernels : int
         m, the number of kernels.
+
+    Parameters
+    ----------
+    None: an interface; `ArrayKernelBank` and `GaussianKernelBank` take the kernels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bank = ArrayKernelBank([np.eye(2), np.ones((2, 2))])     # a KernelBank
+    >>> bank.quad(np.array([[1.0], [-1.0]])).tolist()            # tr(A^T K_k A)
+    [2.0, 0.0]
     """
     n_samples: int
     n_kernels: int
@@ -665,6 +676,17 @@ class MKLResult:
     gap : float
         Certified relative gap (D(theta) - D*) / D(theta) <= gap at exit (NaN for the QCQP).
     solver : str
+
+    Parameters
+    ----------
+    The attributes above, in that order (the solvers construct it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = newton_mkl([np.eye(3), np.ones((3, 3))], [1.0, -1.0, 0.0], C=1.0)
+    >>> r.solver, r.converged, r.theta.round(3).tolist()       # the identity-like kernel wins
+    ('newton', True, [1.0, 0.0])
     """
     theta: np.ndarray
     theta_identity: float
@@ -726,7 +748,7 @@ def mkl_objective(kernels, T, theta, C=None, fit_intercept=False, sample_weight=
     --------
     >>> import numpy as np
     >>> D, A = mkl_objective([np.eye(2)], [1.0, -1.0], [1.0], C=1.0)   # A = (I + I)^{-1} T
-    >>> float(D), A.tolist()
+    >>> round(float(D), 12), A.round(12).tolist()
     (0.5, [0.5, -0.5])
     """
     prob = _MKLProblem(kernels, T, C, fit_intercept, sample_weight)
@@ -1036,7 +1058,7 @@ def _line_search(prob, ev, theta, d, slope):
     return None, None, 0.0
 
 def newton_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, eps=1e-4, max_iter=100, theta0=None,
-               check_psd=False, verbose=False):
+               power=None, check_psd=False, verbose=False):
     """MKL-ELM by projected Newton on
     $D(\\theta)=\\tfrac12\\operatorname{tr}(T^\\top(\\sum_k\\theta_kK_k+\\theta_0I)^{-1}T)$
     over the simplex, with its closed-form gradient and Hessian, stopped on the Frank-Wolfe gap.
@@ -1068,6 +1090,9 @@ def newton_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, e
     theta0 : array-like, optional
         Starting weights (default: uniform over the kernels; with C learned, 1/2 on the identity and 1/2 shared
         by the kernels).
+    power : float in [-1, 1) or None, default=None
+        The curvature power p of the model of $-D^{-p}/p$, fixed (p = -1: Newton on D itself), or None to adapt it
+        from 1/2 after every step.
     check_psd : bool, default=False
         Check each matrix for positive semi-definiteness first.
     verbose : bool, default=False
@@ -1092,7 +1117,12 @@ def newton_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, e
         theta0 = np.append(np.full(prob.p, 0.5 / prob.p), 0.5)
     theta = _initial_theta(theta0, prob.m)
     every = np.arange(prob.m)
-    history, converged, gap, lower, power, stalled = [], False, np.inf, -np.inf, _POWER_START, 0
+    adapt = power is None
+    if not adapt and (isinstance(power, bool) or not isinstance(power, (int, float, np.floating))
+                      or not -1.0 <= power < 1.0):
+        raise ValueError(f"power must be a number in [-1, 1) or None, got {power!r}")
+    power = _POWER_START if adapt else float(power)
+    history, converged, gap, lower, stalled = [], False, np.inf, -np.inf, 0
     with _solver_threads(prob.n):
         try:
             ev = prob.evaluate(theta)
@@ -1126,7 +1156,8 @@ def newton_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, e
             if new_theta is None:             # no decrease left at rounding level
                 stalled = 3
                 continue
-            power = _adapt_power(power, t == 1.0, (ev.D - new_ev.D) / max(-slope, 1e-300))
+            if adapt:
+                power = _adapt_power(power, t == 1.0, (ev.D - new_ev.D) / max(-slope, 1e-300))
             stalled = stalled + 1 if ev.D - new_ev.D <= 1e-12 * ev.D else 0
             face = np.flatnonzero(new_theta > 0)      # work on the support until it is optimal there
             theta, ev = new_theta, new_ev
@@ -1357,7 +1388,30 @@ def kernel_matrices(kernels, X, Z=None, normalize=True, train_diags=None):
 
 # %% ../nbs/06_mkl.ipynb #ddd80132
 class DegenerateFitWarning(UserWarning):
-    "Learned C put (nearly) all the weight on the identity kernel: the model is close to a constant."
+    """Learned C put (nearly) all the weight on the identity kernel (`DEGENERATE_IDENTITY_WEIGHT`): the model is close
+    to a constant.
+
+    Parameters
+    ----------
+    message : str
+
+    Attributes
+    ----------
+    args : tuple
+        The message.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn.datasets import load_iris
+    >>> X, _ = load_iris(return_X_y=True)
+    >>> noise = [0, 1] * 75                          # labels that carry no signal
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter('always')
+    ...     _ = MKLELMClassifier(learn_C=True).fit(X, noise)
+    >>> any(w.category is DegenerateFitWarning for w in caught)
+    True
+    """
 
 _SOLVERS = {'newton': newton_mkl, 'silp': silp_mkl, 'qcqp': qcqp_mkl}
 DEGENERATE_IDENTITY_WEIGHT = 0.99
