@@ -34,7 +34,30 @@ from sklearn.utils.validation import _num_samples, check_array, check_is_fitted,
 
 # %% ../nbs/02_core.ipynb #f0fb37cf
 def check_positive(value, name, *, allow_none=False, strict=True, integer=False):
-    "Return `value` if it is a finite positive (or non-negative if `strict=False`) number, else raise naming `name`."
+    """Return `value` if it is a finite positive number (non-negative with `strict=False`), else raise naming `name`.
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        Parameter name used in the error message.
+    allow_none : bool, default=False
+        Accept None (returned as is).
+    strict : bool, default=True
+        Require > 0 (else >= 0).
+    integer : bool, default=False
+        Require an integer (bool is never accepted).
+
+    Returns
+    -------
+    number or None
+
+    Examples
+    --------
+    >>> check_positive(2.5, 'C')
+    2.5
+    """
     if value is None:
         if allow_none: return None
         raise ValueError(f"{name} must be a positive number, got None")
@@ -61,7 +84,20 @@ def _check_shape_2d(X, name):
                              "while a minimum of 1 is required.")
 
 def check_array_2d(X, name='X', dtype=(np.float64, np.float32)):
-    "A finite 2-D float array (float32 kept, anything else cast to float64); errors name `name`."
+    """A finite 2-D float array (float32 kept, anything else cast to float64); errors name `name`.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    name : str, default='X'
+        Name used in the error messages.
+    dtype : type or tuple of types, default=(np.float64, np.float32)
+        Accepted dtypes; the first one is the target of a cast.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features)
+    """
     _check_shape_2d(X, name)
     return check_array(X, dtype=list(dtype) if isinstance(dtype, tuple) else dtype, input_name=name)
 
@@ -80,7 +116,18 @@ def _check_bool(value, name):
 def keep_state_on_error(method):
     """Decorate `fit`-like methods: on any exception, put the estimator's attributes back as they were.
 
-    A failed call therefore loses nothing: a fitted model stays fitted, with its old `n_features_in_`."""
+    A failed call therefore loses nothing: a fitted model stays fitted, with its old `n_features_in_`.
+
+    Parameters
+    ----------
+    method : callable
+        A method of an estimator (`fit`, `partial_fit`, `fit_blocks`).
+
+    Returns
+    -------
+    callable
+        The wrapped method.
+    """
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         saved = dict(self.__dict__)  # validate_data resets n_features_in_ before the fit can fail
@@ -367,18 +414,31 @@ def check_memory(n_bytes, what, remedy='', fraction=0.8):
 
 PREDICT_CHUNK_BYTES = 64 * 2 ** 20   # the largest query-by-training kernel block a prediction builds at once
 
-def row_chunks(n_rows, row_bytes, max_bytes=PREDICT_CHUNK_BYTES):
-    """Consecutive slices of `range(n_rows)` whose blocks of `row_bytes` bytes per row fit in `max_bytes` (>= 1 row).
+def row_chunks(n_rows, row_bytes, max_bytes=None):
+    """Consecutive slices of `range(n_rows)` whose blocks of `row_bytes` bytes per row fit in `max_bytes`.
+
+    Parameters
+    ----------
+    n_rows : int
+    row_bytes : int
+        Bytes one row of the block takes.
+    max_bytes : int, optional
+        Largest block (`PREDICT_CHUNK_BYTES` by default); a block has at least one row.
+
+    Returns
+    -------
+    list of slice
 
     Examples
     --------
     >>> [(s.start, s.stop) for s in row_chunks(5, 100, 250)]
     [(0, 2), (2, 4), (4, 5)]
     """
+    max_bytes = PREDICT_CHUNK_BYTES if max_bytes is None else max_bytes
     step = max(1, int(max_bytes // max(int(row_bytes), 1)))
     return [slice(start, min(start + step, n_rows)) for start in range(0, n_rows, step)]
 
-def kernel_product(kernel, X, Z, coef, max_bytes=PREDICT_CHUNK_BYTES):
+def kernel_product(kernel, X, Z, coef, max_bytes=None):
     """`kernel(X, Z) @ coef` computed over row chunks of `X`, so at most `max_bytes` of the Gram matrix exist at once.
 
     Parameters
@@ -391,8 +451,8 @@ def kernel_product(kernel, X, Z, coef, max_bytes=PREDICT_CHUNK_BYTES):
         Training points (or support vectors, or a dictionary).
     coef : ndarray of shape (n_train,) or (n_train, n_outputs)
         Dual coefficients.
-    max_bytes : int, default=PREDICT_CHUNK_BYTES
-        Largest kernel block built at once.
+    max_bytes : int, optional
+        Largest kernel block built at once (`PREDICT_CHUNK_BYTES`, 64 MB, by default).
 
     Returns
     -------
@@ -419,9 +479,23 @@ _THREADED_POTRF_MAX = 12000
 def spd_solve(A, B, *, overwrite_a=False):
     """Solve A X = B for symmetric positive (semi)definite A: Cholesky (LAPACK potrf), with a warned fallback.
 
-    With `overwrite_a=True` the factor is computed in A's memory (no copy)
-    if the factorisation fails, A is
-    restored before the fallback solve, so the fallback sees the original matrix."""
+    If the factorisation fails (the matrix is not numerically positive definite, e.g. a huge C with a rank-deficient
+    H), an `IllConditionedWarning` is issued and the system is solved by least squares (LAPACK gelsd). Matrices of
+    `_THREADED_POTRF_MAX` rows or more are factored on one BLAS thread (OpenBLAS's threaded potrf segfaults there).
+
+    Parameters
+    ----------
+    A : ndarray of shape (n, n)
+        Symmetric matrix (only its lower triangle is read by the Cholesky factorisation).
+    B : ndarray of shape (n,) or (n, k)
+        Right-hand side(s).
+    overwrite_a : bool, default=False
+        Compute the factor in A's memory (no copy); if the factorisation fails, A is restored before the fallback.
+
+    Returns
+    -------
+    ndarray of the shape of B
+    """
     A = np.asarray(A)
     # a Fortran-ordered view of the (symmetric) matrix lets LAPACK work in place; otherwise factor a copy
     F = A.T if A.flags.c_contiguous else A
@@ -453,9 +527,23 @@ def _add_to_diagonal(A, value):
 
 # %% ../nbs/02_core.ipynb #1101bee9
 def ridge_solve(H, T, C, *, form='auto'):
-    """beta minimising ||H beta - T||^2 + ||beta||^2 / C; `C=None` gives pinv(H) @ T.
+    """Output weights $\beta$ minimising $\|H\beta - T\|^2 + \|\beta\|^2/C$; `C=None` gives pinv(H) T.
 
-    `form='auto'` uses the primal (L x L) system when N >= L and the dual (N x N) one otherwise."""
+    Parameters
+    ----------
+    H : ndarray of shape (n, L)
+        Hidden-layer (or feature) matrix.
+    T : ndarray of shape (n,) or (n, k)
+        Targets.
+    C : float or None
+        Regularisation (> 0); None for the minimum-norm least-squares solution.
+    form : {'auto', 'primal', 'dual'}, default='auto'
+        'primal' solves the L x L system $(I/C + H^TH)\beta = H^TT$, 'dual' the n x n one; 'auto' takes the smaller.
+
+    Returns
+    -------
+    ndarray of shape (L,) or (L, k)
+    """
     if form not in ('auto', 'primal', 'dual'):
         raise ValueError(f"form must be 'auto', 'primal' or 'dual', got {form!r}")
     _check_finite(H, 'H')
@@ -471,7 +559,23 @@ def ridge_solve(H, T, C, *, form='auto'):
     return H.T @ spd_solve(A, T, overwrite_a=True)
 
 def kernel_ridge_solve(K, T, C, *, overwrite_k=False):
-    "Dual coefficients (K + I/C)^{-1} T of kernel ELM (Huang et al. 2012), through `spd_solve`."
+    """Dual coefficients $(K + I/C)^{-1}T$ of kernel ELM (Huang et al. 2012), through `spd_solve`.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Kernel matrix.
+    T : ndarray of shape (n,) or (n, k)
+        Targets.
+    C : float
+        Regularisation (> 0).
+    overwrite_k : bool, default=False
+        Factorise in K's memory.
+
+    Returns
+    -------
+    ndarray of the shape of T
+    """
     check_positive(C, 'C')
     _check_finite(K, 'K')
     _check_finite(T, 'T')
@@ -623,7 +727,19 @@ class NormalEquations:
         return self.n * self.t_mean
 
 def block_rows(width, max_bytes=2 ** 25):
-    "Rows per block so that a float64 block of `width` columns takes at most `max_bytes` (at least 256 rows)."
+    """Rows per block so that a float64 block of `width` columns takes at most `max_bytes` (at least 256 rows).
+
+    Parameters
+    ----------
+    width : int
+        Number of columns.
+    max_bytes : int, default=2**25
+        Largest block in bytes (32 MB).
+
+    Returns
+    -------
+    int
+    """
     return max(256, int(max_bytes // (8 * max(int(width), 1))))
 
 def normal_equations(transform, X, T, width, rows_per_block=None):
@@ -656,7 +772,17 @@ def normal_equations(transform, X, T, width, rows_per_block=None):
 KERNELS = {}
 
 def register_kernel(name, func, params=()):
-    "Register `func(X, Z, **params) -> Gram matrix` under `name`; `params` are the keyword names it accepts."
+    """Register `func(X, Z, **params) -> Gram matrix` under `name` in `KERNELS`, for the kernel estimators.
+
+    Parameters
+    ----------
+    name : str
+        The name estimators accept as `kernel=`.
+    func : callable
+        `func(X, Z, **params)` returns the (len(X), len(Z)) Gram matrix.
+    params : sequence of str, default=()
+        The keyword names `func` accepts (taken from the estimator's `gamma`, `degree`, `coef0` or `kernel_params`).
+    """
     KERNELS[name] = (func, tuple(params))
 
 def _laplacian_l2(X, Z, gamma):
@@ -671,7 +797,27 @@ register_kernel('poly', lambda X, Z, gamma, degree, coef0: _sk_poly(X, Z, degree
 register_kernel('linear', lambda X, Z: _sk_linear(X, Z), ())
 
 def compute_kernel(X, Z, kernel, gamma=None, degree=3, coef0=1.0, kernel_params=None):
-    "The Gram matrix k(X, Z) for a registered kernel name or a Gram-matrix callable."
+    """The Gram matrix k(X, Z) for a registered kernel name or a Gram-matrix callable.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    Z : ndarray of shape (m, d)
+    kernel : str or callable
+        A name of `KERNELS` or `kernel(X, Z, **kernel_params)`.
+    gamma : float or None, default=None
+        Kernel coefficient ('rbf', 'laplacian', 'poly'); None is 1 / d.
+    degree : int, default=3
+        Degree of 'poly'.
+    coef0 : float, default=1.0
+        Constant of 'poly'.
+    kernel_params : dict or None, default=None
+        Further keyword arguments of the kernel.
+
+    Returns
+    -------
+    ndarray of shape (n, m)
+    """
     kernel_params = dict(kernel_params or {})
     if callable(kernel):
         K = np.asarray(kernel(X, Z, **kernel_params))
@@ -694,7 +840,17 @@ def compute_kernel(X, Z, kernel, gamma=None, degree=3, coef0=1.0, kernel_params=
 
 # %% ../nbs/02_core.ipynb #7f825d5d
 def encode_labels(y):
-    "One-vs-all ±1 target matrix and the sorted classes; binary problems get a single column (+1 = classes[1])."
+    """One-vs-all ±1 target matrix and the sorted classes; two classes get a single column (+1 = classes[1]).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Labels of any type (at least two classes).
+
+    Returns
+    -------
+    (ndarray of shape (n_samples, n_columns), ndarray of shape (n_classes,))
+    """
     check_classification_targets(y)
     binarizer = LabelBinarizer(neg_label=-1, pos_label=1)
     T = binarizer.fit_transform(y).astype(np.float64)
@@ -704,7 +860,17 @@ def encode_labels(y):
     return T, binarizer.classes_
 
 def decode_scores(scores, classes):
-    "Labels from one-vs-all scores: the sign for a single column, the arg-max otherwise."
+    """Labels from one-vs-all scores: the sign for a single column, the arg-max otherwise.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_samples,) or (n_samples, n_columns)
+    classes : ndarray of shape (n_classes,)
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+    """
     scores = np.asarray(scores)
     if scores.ndim == 1 or scores.shape[1] == 1:
         return classes[(scores.reshape(-1) > 0).astype(int)]

@@ -73,7 +73,13 @@ GENERATORS = {
 }
 
 class DatasetList(list):
-    "A list of dicts (one per data set) that prints as a table (tabulate) and renders as HTML in a notebook."
+    """A list of dicts (one per data set) that prints as a table (tabulate) and renders as HTML in a notebook.
+
+    Parameters
+    ----------
+    iterable : iterable of dict
+        The data sets' records (as `list_datasets` builds them).
+    """
     _cols = ('name', 'rows', 'features', 'task', 'source', 'used_by')
     def _table(self, fmt):
         return tabulate([[d.get(c, '') for c in self._cols] for d in self], headers=self._cols, tablefmt=fmt)
@@ -82,7 +88,18 @@ class DatasetList(list):
     def _repr_html_(self): return self._table('html')
 
 def list_datasets(task=None):
-    "The data sets `load_dataset` knows (bundled files + 'wdbc'), as a `DatasetList` of dicts; filter by `task`."
+    """The data sets `load_dataset` knows (the bundled files and 'wdbc'), as a `DatasetList` of dicts.
+
+    Parameters
+    ----------
+    task : {'regression', 'binary', 'multi-class'} or None, default=None
+        Keep only the sets of this task.
+
+    Returns
+    -------
+    DatasetList
+        One dict per set: name, rows, features, target, task, source, used_by.
+    """
     tasks = sorted({d['task'] for d in DATASETS.values()})
     if task is not None and task not in tasks:
         raise ValueError(f"task must be None or one of {tasks}, got {task!r}")
@@ -110,7 +127,25 @@ def _check_name(name):
     return key
 
 def load_dataset(name, return_frame=False):
-    "`(X, y)` of a bundled data set (see `list_datasets()`); X float64, y float (regression) or int labels."
+    """`(X, y)` of a bundled data set (see `list_datasets()`): X float64, y float (regression) or int labels.
+
+    Parameters
+    ----------
+    name : str
+        A name of `list_datasets()` (case-insensitive).
+    return_frame : bool, default=False
+        Return a pandas DataFrame (columns named as in the file) and a Series instead (needs pandas).
+
+    Returns
+    -------
+    (ndarray of shape (rows, features), ndarray of shape (rows,))
+
+    Examples
+    --------
+    >>> X, y = load_dataset('cpu')
+    >>> X.shape
+    (209, 6)
+    """
     key = _check_name(name)
     info = DATASETS[key]
     if key == 'wdbc':
@@ -195,7 +230,36 @@ def _check_n(n, name='n', low=1):
 
 def mackey_glass(n, tau=30, sample_every=6, dt=0.1, a=0.2, b=0.1, x0=1.2, transient=1000.0, noise=0.0,
                  random_state=None):
-    "`n` samples of the Mackey-Glass series (RK4, step `dt`), one every `sample_every` time units after `transient`."
+    """`n` samples of the Mackey-Glass series $\dot x = a\,x(t-\tau)/(1 + x(t-\tau)^{10}) - b\,x(t)$.
+
+    Integrated by RK4 with step `dt` (the delayed term Hermite-interpolated at half steps), one sample every
+    `sample_every` time units after a `transient`.
+
+    Parameters
+    ----------
+    n : int
+        Number of samples.
+    tau : float, default=30
+        Delay (30 in KOS-ELM's Table VI; 17 is the other classic choice).
+    sample_every : float, default=6
+        Time between samples.
+    dt : float, default=0.1
+        Integration step (divides `sample_every`).
+    a, b : float, default=0.2, 0.1
+        The equation's constants.
+    x0 : float, default=1.2
+        Constant history before t = 0.
+    transient : float, default=1000.0
+        Time discarded before the first sample.
+    noise : float, default=0.0
+        Standard deviation of Gaussian noise added to the samples.
+    random_state : int, RandomState or None, default=None
+        Seed of the noise.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
     n = _check_n(n)
     tau = _check_real(tau, 'tau', 0)
     dt = _check_real(dt, 'dt', 0)
@@ -216,7 +280,20 @@ def mackey_glass(n, tau=30, sample_every=6, dt=0.1, a=0.2, b=0.1, x0=1.2, transi
     return x
 
 def mackey_glass_embedding(series, n_lags=7, horizon=1):
-    "Delay embedding `(X, y)`: X[i] = series[i:i+n_lags], y[i] = series[i+n_lags-1+horizon]."
+    """Delay embedding `(X, y)`: X[i] = series[i:i+n_lags], y[i] = series[i+n_lags-1+horizon].
+
+    Parameters
+    ----------
+    series : array-like of shape (n,)
+    n_lags : int, default=7
+        Embedding dimension (7 in KOS-ELM).
+    horizon : int, default=1
+        Steps ahead to predict.
+
+    Returns
+    -------
+    (ndarray of shape (n - n_lags - horizon + 1, n_lags), ndarray)
+    """
     s = np.asarray(series)
     if s.ndim != 1: raise ValueError(f"series must be 1-D, got shape {s.shape}")
     if s.dtype.kind not in 'fiu': raise TypeError(f"series must be numeric, got dtype {s.dtype}")
@@ -232,7 +309,25 @@ def mackey_glass_embedding(series, n_lags=7, horizon=1):
 
 # %% ../nbs/00_datasets.ipynb #da2b16a2
 def two_gaussians(n=300, sigma=1.0, means=((1.0, 1.0), (-1.0, -1.0)), cov=None, shuffle=True, random_state=None):
-    "`(X, y)`: n points of two overlapping Gaussian classes (labels +1 / -1, sizes n//2 and n - n//2)."
+    """`(X, y)`: n points of two overlapping Gaussian classes (labels +1 / -1, sizes n//2 and n - n//2).
+
+    Parameters
+    ----------
+    n : int, default=300
+    sigma : float, default=1.0
+        Standard deviation of both classes (isotropic) when `cov` is None.
+    means : pair of 2-sequences, default=((1.0, 1.0), (-1.0, -1.0))
+        Centres of the +1 and -1 classes.
+    cov : ndarray of shape (2, 2) or None, default=None
+        A common covariance instead of `sigma`.
+    shuffle : bool, default=True
+        Shuffle the rows (else the +1 class comes first).
+    random_state : int, RandomState or None, default=None
+
+    Returns
+    -------
+    (ndarray of shape (n, 2), ndarray of shape (n,))
+    """
     n = _check_n(n, 'n', 2)
     sigma = _check_real(sigma, 'sigma', 0)
     mu = np.asarray(means, dtype=np.float64)
@@ -260,7 +355,22 @@ def two_gaussians(n=300, sigma=1.0, means=((1.0, 1.0), (-1.0, -1.0)), cov=None, 
 
 # %% ../nbs/00_datasets.ipynb #e002c72d
 def noisy_sinc(n=5000, noise=0.2, low=-10.0, high=10.0, noise_type='uniform', random_state=None):
-    "`(X, y)`: X (n, 1) uniform on [low, high], y = sin(x)/x plus uniform[-noise, noise] (or normal) noise."
+    """`(X, y)`: X (n, 1) uniform on [low, high], y = sin(x)/x plus noise (the classic ELM regression example).
+
+    Parameters
+    ----------
+    n : int, default=5000
+    noise : float, default=0.2
+        Half-width of uniform noise, or standard deviation of normal noise.
+    low, high : float, default=-10.0, 10.0
+        Input range.
+    noise_type : {'uniform', 'normal'}, default='uniform'
+    random_state : int, RandomState or None, default=None
+
+    Returns
+    -------
+    (ndarray of shape (n, 1), ndarray of shape (n,))
+    """
     n = _check_n(n)
     noise = _check_real(noise, 'noise', 0, strict=False)
     low = _check_real(low, 'low')

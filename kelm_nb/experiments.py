@@ -141,7 +141,17 @@ def _scorer(metric):
 
 # %% ../nbs/01_experiments.ipynb #1f3a86a8
 def mean_ci(values, confidence=0.95):
-    "`(mean, half_width)` of the Student-t confidence interval of the mean (half_width is NaN for one value)."
+    """`(mean, half_width)` of the Student-t confidence interval of the mean (half_width is NaN for one value).
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+    confidence : float, default=0.95
+
+    Returns
+    -------
+    (float, float)
+    """
     v = _check_targets(values, 'values')
     confidence = _check_confidence(confidence)
     v = np.asarray(v, float)
@@ -480,7 +490,31 @@ def _cv(cv, classifier, random_state, name='cv'):
 
 def grid_search(estimator, param_grid, X, y, cv=3, scoring=None, n_jobs=1, scale_X=False, scale_y=False,
                 random_state=0, refit=True):
-    "A fitted `GridSearchCV` over `param_grid` (bare parameter names) with k-fold CV and optional in-fold scaling."
+    """A fitted `GridSearchCV` over `param_grid` (bare parameter names) with k-fold CV and optional in-fold scaling.
+
+    Parameters
+    ----------
+    estimator : estimator
+    param_grid : dict or list of dict
+        Grid of the bare estimator's parameters.
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    cv : int or splitter, default=3
+        Folds (shuffled; stratified for classifiers) or a scikit-learn splitter.
+    scoring : str or callable, optional
+        A name of `METRICS`, a scikit-learn scorer name, or a score `f(y, y_pred)`; 'mse' / 'accuracy' by default.
+    n_jobs : int, default=1
+    scale_X, scale_y : bool or str or transformer, default=False
+        Scale inputs / targets inside every fit.
+    random_state : int, default=0
+        Seed of the folds.
+    refit : bool, default=True
+
+    Returns
+    -------
+    GridSearchCV
+        With `best_params_bare_`, the best parameters without the wrapper's prefixes.
+    """
     _check_estimator(estimator)
     X, y = _check_Xy(X, y)
     clf = is_classifier(estimator)
@@ -499,7 +533,25 @@ def grid_search(estimator, param_grid, X, y, cv=3, scoring=None, n_jobs=1, scale
 # %% ../nbs/01_experiments.ipynb #07164b9d
 @dataclass
 class CrossTestResult:
-    "Outcome of `cross_test`: per-fold test scores and their mean ± Student-t half-width."
+    """Outcome of `cross_test`: per-fold test scores and their mean ± Student-t half-width.
+
+    Parameters
+    ----------
+    metric : str
+    fold_errors : ndarray of shape (outer_folds,)
+        Test score of each outer fold.
+    mean, ci : float
+        Mean and confidence half-width.
+    confidence : float
+    best_params : list of dict
+        The parameters chosen in each outer fold.
+    fit_times : ndarray of shape (outer_folds,)
+        Time of each refit.
+    time_s : float
+        Wall time of the whole protocol.
+    n_failed_fits : int, default=0
+        Inner fits that raised (scored NaN, ranked last).
+    """
     metric: str
     fold_errors: np.ndarray
     mean: float
@@ -614,7 +666,17 @@ def cross_test(estimator, param_grid, X, y, outer_folds=10, inner_folds=10, scal
 # %% ../nbs/01_experiments.ipynb #ca1436b2
 @dataclass
 class SplitResults:
-    "Per-estimator scores and fit times over the same repeated random splits."
+    """Per-estimator scores and fit times over the same repeated random splits.
+
+    Parameters
+    ----------
+    metric : str
+    scores : dict
+        `{name: ndarray of shape (n_repeats,)}`.
+    fit_times : dict
+        `{name: ndarray of shape (n_repeats,)}`.
+    confidence : float, default=0.95
+    """
     metric: str
     scores: dict
     fit_times: dict
@@ -644,7 +706,18 @@ class SplitResults:
         return f"SplitResults({self.metric}; {s})"
 
 def paired_ttest(a, b):
-    "Paired two-sided t-test of two equally long score arrays: `(t statistic, p-value)` (scipy.stats.ttest_rel)."
+    """Paired two-sided t-test of two equally long score arrays (`scipy.stats.ttest_rel`).
+
+    Parameters
+    ----------
+    a, b : array-like of shape (n,)
+        Scores of two methods on the same n splits (n >= 2).
+
+    Returns
+    -------
+    (float, float)
+        The t statistic and the two-sided p-value.
+    """
     a = np.asarray(_check_targets(a, 'a'), float)
     b = np.asarray(_check_targets(b, 'b'), float)
     if a.shape != b.shape: raise ValueError(f"a and b must have the same length, got {a.shape[0]} and {b.shape[0]}")
@@ -660,7 +733,34 @@ def _split_job(name, model, X, y, train, test, func):
 
 def repeated_splits(estimators, X, y, n_repeats=10, test_size=0.5, stratify=None, metric=None, scaler='standard',
                     scale_y=False, confidence=0.95, random_state=0, n_jobs=1, progress=None):
-    "Evaluate every estimator of a dict on the same `n_repeats` random train/test splits."
+    """Evaluate every estimator of a dict on the same `n_repeats` random train/test splits (paired scores).
+
+    Parameters
+    ----------
+    estimators : dict
+        `{name: estimator}`.
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    n_repeats : int, default=10
+    test_size : float or int, default=0.5
+        Fraction or number of test rows.
+    stratify : bool or None, default=None
+        Stratified splits (None: for classifiers).
+    metric : str or callable, optional
+        A name of `METRICS` or a score; 'rmse' for regressors, 'accuracy' for classifiers.
+    scaler : str, transformer or None, default='standard'
+        Input scaling inside every fit ('standard', 'minmax' to [-1, 1]).
+    scale_y : bool, default=False
+        Standardise regression targets inside every fit.
+    confidence : float, default=0.95
+    random_state : int, default=0
+    n_jobs : int, default=1
+    progress : bool or None, default=None
+
+    Returns
+    -------
+    SplitResults
+    """
     if not isinstance(estimators, dict) or not estimators:
         raise ValueError("estimators must be a non-empty dict {name: estimator}")
     for k, e in estimators.items(): _check_estimator(e, f'estimators[{k!r}]')
@@ -787,7 +887,16 @@ class BenchCase:
 
 @dataclass(frozen=True)
 class CaseInfo:
-    "A registered case: its name, its factory `factory(quick=False) -> BenchCase`, what it measures, its target."
+    """A registered benchmark case.
+
+    Parameters
+    ----------
+    name : str
+    factory : callable
+        `factory(quick=False) -> BenchCase`.
+    description : str, default=''
+    target : str, default=
+    """
     name: str
     factory: Callable[..., BenchCase]
     description: str = ''
@@ -821,8 +930,19 @@ _OPS = {'<=': lambda a, b: a <= b, '>=': lambda a, b: a >= b, '==': lambda a, b:
         '<': lambda a, b: a < b, '>': lambda a, b: a > b}
 
 def check_target(target, result):
-    """Whether a benchmark `result` meets `target`: True/False when every clause `<figure> <op> <number>` (joined
-    by `;` or `and`) parses and holds/fails; None when some clause cannot be checked.
+    """Whether a benchmark `result` meets `target`.
+
+    Parameters
+    ----------
+    target : str
+        Clauses `<figure> <op> <number>` joined by `;` or `and` (e.g. 'ratio <= 1.0 and speedup >= 50').
+    result : dict
+        A result of `run_case`.
+
+    Returns
+    -------
+    bool or None
+        True/False when every clause parses and holds/fails; None when some clause cannot be checked.
 
     Examples
     --------
