@@ -644,9 +644,10 @@ class _MKLProblem:
 
 @dataclass
 class MKLResult:
-    """The result of `silp_mkl`, `newton_mkl` and `qcqp_mkl`.
+    """The result of `silp_mkl`, `newton_mkl` and `qcqp_mkl` (the solvers construct it; each parameter is kept as the
+    attribute of the same name).
 
-    Attributes
+    Parameters
     ----------
     theta : ndarray of shape (n_kernels,)
         Weights of the base kernels
@@ -676,10 +677,12 @@ class MKLResult:
     gap : float
         Certified relative gap (D(theta) - D*) / D(theta) <= gap at exit (NaN for the QCQP).
     solver : str
+        'silp', 'newton', 'qcqp' or 'direct' (one precomputed matrix, nothing to learn).
 
-    Parameters
+    Attributes
     ----------
-    The attributes above, in that order (the solvers construct it).
+    theta, theta_identity, C, effective_C, dual_coef, intercept, objective : as the parameters
+    n_iter, converged, history, quad_forms, gap, solver : as the parameters
 
     Examples
     --------
