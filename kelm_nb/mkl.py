@@ -8,12 +8,15 @@ __all__ = ['AUTO_GAMMA_FACTORS', 'DEGENERATE_IDENTITY_WEIGHT', 'KernelBank', 'Ar
            'resolve_kernels', 'kernel_matrices', 'DegenerateFitWarning', 'MKLELMRegressor', 'MKLELMClassifier']
 
 # %% ../nbs/06_mkl.ipynb #dfb739ba
+import contextlib
 import os
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg as sla
+from scipy.linalg.blas import daxpy as _axpy
+import numba
 from numba import njit, prange
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
@@ -22,36 +25,64 @@ from sklearn.utils import check_array
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from .core import (KERNELS, OneVsAllClassifierMixin, TargetRegressorMixin, _check_bool, _validate_fit,
-                          _validate_predict, check_array_2d, check_memory, check_positive, compute_kernel,
-                          encode_labels, keep_state_on_error, kernel_product, limit_blas_threads)
+from .core import (KERNELS, IllConditionedWarning, OneVsAllClassifierMixin, TargetRegressorMixin, _check_bool,
+                          _validate_fit, _validate_predict, check_array_2d, check_memory, check_positive,
+                          compute_kernel, encode_labels, keep_state_on_error, kernel_product, limit_blas_threads)
 from .kernels import normalize_kernel
 
 # %% ../nbs/06_mkl.ipynb #977dab2e
-def _check_sym_psd(K, name, check_psd=True):
-    """Raise a ValueError unless `K` is a square, finite, symmetric and (with `check_psd`) positive semi-definite
-    matrix.
+@njit(cache=True)
+def _kernel_stats(K):
+    """(all finite, max |K_ij|, max |K_ij - K_ji|, min K_ii) of a square float64 matrix in one pass over its lower
+    triangle, in 64 x 64 tiles so that the transposed reads stay in cache; NaN and infinity surface in a sum of
+    x - x. Private: `_check_sym_psd` passes a C-contiguous (N, N) float64 array."""
+    n = K.shape[0]
+    probe, big, asym, dmin = 0.0, 0.0, 0.0, np.inf
+    for i in range(n):
+        dmin = min(dmin, K[i, i])
+        big = max(big, abs(K[i, i]))
+        probe += K[i, i] - K[i, i]
+    for bi in range(0, n, 64):
+        for bj in range(0, bi + 1, 64):
+            for i in range(bi, min(bi + 64, n)):
+                row_probe, row_big, row_asym = 0.0, 0.0, 0.0
+                for j in range(bj, min(bj + 64, i)):
+                    a, b = K[i, j], K[j, i]
+                    row_probe += (a - a) + (b - b)
+                    row_big = max(row_big, abs(a))
+                    row_asym = max(row_asym, abs(a - b))
+                probe += row_probe
+                big = max(big, row_big)
+                asym = max(asym, row_asym)
+    return probe == 0.0, big, asym, dmin
 
-    The PSD test is one Cholesky factorisation with a relative jitter of 1e-6: O(N^3) per kernel, so the solvers
-    ask for it only where the caller cannot vouch for the kernel (user-supplied matrices and callables)."""
+def _check_sym_psd(K, name, check_psd=True):
+    """`K` as a C-contiguous float64 array, after a ValueError unless it is a square, finite, symmetric matrix with a
+    non-negative diagonal and (with `check_psd`) positive semi-definite.
+
+    The cheap checks are one pass over the matrix (`_kernel_stats`). The PSD test is one Cholesky factorisation with
+    a relative jitter of 1e-6: O(N^3) per kernel, so the solvers ask for it only where the caller cannot vouch for
+    the kernel (callables); without it an indefinite kernel is still refused when one of its quadratic forms turns
+    negative during a solve."""
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"{name} must be a square 2-D matrix, got shape {K.shape}")
-    if not np.all(np.isfinite(K)):
+    K = np.ascontiguousarray(K, dtype=np.float64)
+    finite, big, asym, dmin = _kernel_stats(K) if K.size else (True, 0.0, 0.0, 0.0)
+    if not finite:
         raise ValueError(f"{name} contains NaN or infinity")
-    scale = max(float(np.max(np.abs(K))), 1e-300)
-    if np.max(np.abs(K - K.T)) > 1e-6 * scale:
-        raise ValueError(f"{name} is not symmetric")
-    d = np.diag(K)
-    if d.min() < -1e-8 * scale:
-        raise ValueError(f"{name} is not positive semi-definite (negative diagonal entry {d.min():.3g})")
-    if not check_psd:
-        return
-    jitter = 1e-6 * max(float(d.mean()), 1e-12 * scale) + 1e-12 * scale
-    try:
-        sla.cho_factor(np.asarray(K, dtype=np.float64) + jitter * np.eye(len(K)), check_finite=False)
-    except np.linalg.LinAlgError:
-        raise ValueError(f"{name} is not positive semi-definite (its Cholesky factorisation fails even with "
-                         f"a relative jitter of 1e-6): kernels must be valid (Mercer) kernels") from None
+    scale = max(big, 1e-300)
+    if asym > 1e-6 * scale:
+        raise ValueError(f"{name} is not symmetric (max |K - K^T| = {asym:.3g})")
+    if dmin < -1e-8 * scale:
+        raise ValueError(f"{name} is not positive semi-definite (negative diagonal entry {dmin:.3g})")
+    if check_psd:
+        jitter = 1e-6 * max(float(np.mean(np.diag(K))), 1e-12 * scale) + 1e-12 * scale
+        try:
+            sla.cho_factor(K + jitter * np.eye(len(K)), check_finite=False)
+        except np.linalg.LinAlgError:
+            raise ValueError(f"{name} is not positive semi-definite (its Cholesky factorisation fails even with "
+                             f"a relative jitter of 1e-6): kernels must be valid (Mercer) kernels") from None
+    return K
 
 def _check_theta_length(theta, m, name='theta'):
     "theta as a float64 vector of exactly `m` finite entries (a longer one would read past the bank)."
@@ -74,6 +105,17 @@ class KernelBank:
         N, the size of each kernel matrix.
     n_kernels : int
         m, the number of kernels.
+
+    Parameters
+    ----------
+    None: an interface; `ArrayKernelBank` and `GaussianKernelBank` take the kernels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bank = ArrayKernelBank([np.eye(2), np.ones((2, 2))])     # a KernelBank
+    >>> bank.quad(np.array([[1.0], [-1.0]])).tolist()            # tr(A^T K_k A)
+    [2.0, 0.0]
     """
     n_samples: int
     n_kernels: int
@@ -92,16 +134,18 @@ class KernelBank:
         """
         raise NotImplementedError
 
-    def products(self, A):
-        """The stack of products $K_kA$.
+    def products(self, A, index=None):
+        """The stack of products $K_kA$ (for the kernels in `index`, or all of them).
 
         Parameters
         ----------
         A : ndarray of shape (n_samples, n_outputs)
+        index : array-like of int, optional
+            The kernels wanted (default: all), in this order.
 
         Returns
         -------
-        ndarray of shape (n_kernels, n_samples, n_outputs)
+        ndarray of shape (len(index) or n_kernels, n_samples, n_outputs)
         """
         raise NotImplementedError
 
@@ -129,22 +173,24 @@ class KernelBank:
         return [self.combine(np.eye(self.n_kernels)[k]) for k in range(self.n_kernels)]
 
 class ArrayKernelBank(KernelBank):
-    """A bank of Gram matrices held in memory as one (m, N, N) float64 stack, validated on construction.
+    """A bank of Gram matrices held in memory, each checked (finite, symmetric, non-negative diagonal) in one pass.
 
-    Combining is one matrix-vector product over the stacked kernels and `products` one matrix product, instead of a
-    Python loop over the kernels.
+    Float64 C-contiguous matrices (a list, or the slices of a (m, N, N) array) are used in place, not copied;
+    others are converted once. Combining visits only the kernels of non-zero weight (the support of an MKL solution
+    is small), and `products` can be asked for a subset of the kernels (the working set of `newton_mkl`).
 
     Parameters
     ----------
     kernels : list of array-like of shape (N, N), or ndarray of shape (m, N, N) or (N, N)
-        The kernel matrices (symmetric, finite; float32 is promoted to float64).
+        The kernel matrices (symmetric, finite; float32 and integers are converted to float64).
     check_psd : bool, default=False
         Also check that each matrix is positive semi-definite (one Cholesky factorisation per kernel). Without it
         an indefinite kernel is still caught when one of its quadratic forms turns negative during a solve.
 
     Attributes
     ----------
-    stack : ndarray of shape (n_kernels, n_samples, n_samples)
+    kernels : list of ndarray of shape (n_samples, n_samples)
+        The float64 matrices.
     n_kernels, n_samples : int
 
     Examples
@@ -165,7 +211,7 @@ class ArrayKernelBank(KernelBank):
             raise TypeError(f"kernels must be a list of (N, N) matrices, got {type(kernels).__name__}") from None
         if len(kernels) == 0:
             raise ValueError("kernels must be a non-empty list of (N, N) kernel matrices")
-        shape = None
+        shape, Ks = None, []
         for k, K in enumerate(kernels):
             K = np.asarray(K)
             if K.dtype.kind not in 'fiu':
@@ -173,29 +219,34 @@ class ArrayKernelBank(KernelBank):
             if shape is not None and K.shape != shape:
                 raise ValueError(f"kernels[{k}] has shape {K.shape}, expected {shape} like kernels[0]")
             shape = K.shape
-            _check_sym_psd(K, f"kernels[{k}]", check_psd)
+            if K.ndim != 2 or K.shape[0] != K.shape[1]:
+                raise ValueError(f"kernels[{k}] must be a square 2-D matrix, got shape {K.shape}")
             if K.shape[0] == 0:
                 raise ValueError("kernels must not be empty (0 samples)")
-        m, n = len(kernels), shape[0]
-        check_memory(8 * m * n * n, f"the stack of {m} kernel matrices of size {n} x {n}",
-                     "use GaussianKernelBank (computed on the fly) or fewer samples")
-        self.stack = np.empty((m, n, n))
-        for k, K in enumerate(kernels):
-            self.stack[k] = K
-        self.n_kernels, self.n_samples = m, n
+            if K.dtype != np.float64 or not K.flags.c_contiguous:
+                check_memory(8 * K.size, f"a float64 copy of kernels[{k}]")
+            Ks.append(_check_sym_psd(K, f"kernels[{k}]", check_psd))
+        self.kernels, self.n_kernels, self.n_samples = Ks, len(Ks), shape[0]
 
     def combine(self, theta):
         theta = _check_theta_length(theta, self.n_kernels)
-        n = self.n_samples
-        return (theta @ self.stack.reshape(self.n_kernels, n * n)).reshape(n, n)
+        out = np.zeros((self.n_samples, self.n_samples))
+        flat = out.reshape(-1)
+        for k in np.flatnonzero(theta != 0):
+            _axpy(self.kernels[k].reshape(-1), flat, a=theta[k])    # in place: one read of the kernel
+        return out
 
-    def products(self, A):
+    def products(self, A, index=None):
         A = np.asarray(A, dtype=np.float64).reshape(self.n_samples, -1)
-        m, n = self.n_kernels, self.n_samples
-        return (self.stack.reshape(m * n, n) @ A).reshape(m, n, A.shape[1])
+        index = range(self.n_kernels) if index is None else index
+        out = np.empty((len(index), self.n_samples, A.shape[1]))
+        for i, k in enumerate(index):
+            np.matmul(self.kernels[k], A, out=out[i])
+        return out
 
     def matrices(self):
-        return list(self.stack)
+        return list(self.kernels)
+
 
 # %% ../nbs/06_mkl.ipynb #ed7d6d37
 @njit(cache=True)
@@ -398,10 +449,11 @@ class GaussianKernelBank(KernelBank):
         self._bound()
         return _gauss_combine(self.D2, self.gammas, _check_theta_length(theta, self.n_kernels))
 
-    def products(self, A):
+    def products(self, A, index=None):
         self._bound()
         A = np.ascontiguousarray(np.asarray(A, dtype=np.float64).reshape(self.n_samples, -1))
-        return _gauss_products(self.D2, self.gammas, A)
+        gammas = self.gammas if index is None else self.gammas[np.asarray(index, dtype=np.intp)]
+        return _gauss_products(self.D2, gammas, A)
 
     def quad(self, A):
         self._bound()
@@ -462,10 +514,22 @@ def _check_weights(sample_weight, n):
     return w
 
 _SHORT_BLAS_N = 3000   # below this size every BLAS call of a solver iteration is short: one thread is faster
+_SHORT_NUMBA_N = 500   # below this size a parallel pass over a Gaussian bank is shorter than waking its threads
 
+@contextlib.contextmanager
 def _solver_threads(n):
-    "One BLAS thread for the many short calls of a solver loop on small problems; the library's setting otherwise."
-    return limit_blas_threads(1 if n <= _SHORT_BLAS_N else None)
+    """One BLAS thread (N <= 3000) and one numba thread (N <= 500) for the many short calls of a solver loop on small
+    problems; the library's settings otherwise."""
+    saved = numba.get_num_threads()
+    if n <= _SHORT_NUMBA_N:
+        numba.set_num_threads(1)
+    try:
+        with limit_blas_threads(1 if n <= _SHORT_BLAS_N else None):
+            yield
+    finally:
+        numba.set_num_threads(saved)
+
+_SINGULAR_PIVOTS = 1e-14
 
 @dataclass
 class _Evaluation:
@@ -503,12 +567,17 @@ class _MKLProblem:
         Om.flat[::self.n + 1] += self.d0 * self.identity_weight(theta)
         return Om
 
-    def evaluate(self, theta):
+    def evaluate(self, theta, strict=False):
         """The kernel-ELM solve at theta: one Cholesky for all outputs (and the bias of the bordered system).
 
         A strict Cholesky rather than `core.spd_solve`, which falls back to least squares: here a failed
-        factorisation is information (the solver proposed a singular combination), so it raises LinAlgError."""
+        factorisation is information (the solver proposed a singular combination), so it raises LinAlgError; with
+        `strict` also where the pivots span more than 1e14 (a condition number above 1e14), where the gradient
+        loses its digits."""
         factor = sla.cho_factor(self.omega(theta), lower=True, overwrite_a=True, check_finite=False)
+        pivots = np.diag(factor[0]) ** 2
+        if strict and pivots.min() < _SINGULAR_PIVOTS * pivots.max():
+            raise np.linalg.LinAlgError("numerically singular combination")
         A = sla.cho_solve(factor, self.T, check_finite=False)
         b, u = np.zeros(self.T.shape[1]), None
         if self.intercept:
@@ -533,26 +602,30 @@ class _MKLProblem:
             return r - 0.5 * q
         return r - 0.5 * q - 0.5 * float(np.sum(self.d0[:, None] * ev.A ** 2)) / self.C
 
-    def products(self, ev):
-        "The stack B_k = K_k A over the simplex's kernels (identity last when C is learned) and the q_k."
-        B = self.bank.products(ev.A)
-        if self.learn:
+    def products(self, ev, index=None):
+        """The stack B_k = K_k A over the simplex's kernels in the ascending `index` (default all; the identity, index
+        p, comes last when C is learned) and the q_k = tr(A^T B_k)."""
+        if index is None:
+            index = np.arange(self.m)
+        kernels = index[index < self.p]
+        B = self.bank.products(ev.A, kernels)
+        if kernels.size < index.size:
             B = np.concatenate([B, (self.d0[:, None] * ev.A)[None]], axis=0)
         return B, np.einsum('knq,nq->k', B, ev.A)
 
-    def project_solve(self, ev, M):
-        "P M with P = Omega^{-1} (minus its rank-one correction when the bias constrains 1^T A = 0)."
-        Y = sla.cho_solve(ev.factor, M, check_finite=False)
-        if self.intercept:
-            Y -= np.outer(ev.ones_solve, Y.sum(axis=0) / ev.ones_solve.sum())
-        return Y
-
     def hessian(self, ev, B):
-        "d^2 D / d theta_k d theta_l = tr(B_k^T P B_l), B_k = K_k A (closed form; PSD)."
+        """d^2 D / d theta_k d theta_l = tr(B_k^T P B_l), B_k = K_k A (closed form; PSD). With Omega = L L^T and
+        Y = L^{-1} [B_1 .. B_m] (one triangular solve for the whole stack) it is tr(Y_k^T Y_l), less the bias's
+        rank-one term s_k^T s_l / 1^T u with u = Omega^{-1} 1 and s_k = B_k^T u."""
         m, n, Q = B.shape
-        Y = self.project_solve(ev, B.transpose(1, 0, 2).reshape(n, m * Q))
-        Y = Y.reshape(n, m, Q).transpose(1, 0, 2)
-        return B.reshape(m, n * Q) @ Y.reshape(m, n * Q).T
+        flat = B.transpose(1, 0, 2).reshape(n, m * Q)
+        Y = sla.solve_triangular(ev.factor[0], flat, lower=True, check_finite=False)
+        Y = Y.reshape(n, m, Q).transpose(1, 0, 2).reshape(m, n * Q)
+        H = Y @ Y.T
+        if self.intercept:
+            s = (ev.ones_solve @ flat).reshape(m, Q)
+            H -= s @ s.T / ev.ones_solve.sum()
+        return H
 
     def result(self, theta, ev, q, n_iter, converged, history, gap, solver):
         "An `MKLResult` in the units of the caller's T."
@@ -571,9 +644,10 @@ class _MKLProblem:
 
 @dataclass
 class MKLResult:
-    """The result of `silp_mkl`, `newton_mkl` and `qcqp_mkl`.
+    """The result of `silp_mkl`, `newton_mkl` and `qcqp_mkl` (the solvers construct it; each parameter is kept as the
+    attribute of the same name).
 
-    Attributes
+    Parameters
     ----------
     theta : ndarray of shape (n_kernels,)
         Weights of the base kernels
@@ -603,6 +677,19 @@ class MKLResult:
     gap : float
         Certified relative gap (D(theta) - D*) / D(theta) <= gap at exit (NaN for the QCQP).
     solver : str
+        'silp', 'newton', 'qcqp' or 'direct' (one precomputed matrix, nothing to learn).
+
+    Attributes
+    ----------
+    theta, theta_identity, C, effective_C, dual_coef, intercept, objective : as the parameters
+    n_iter, converged, history, quad_forms, gap, solver : as the parameters
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = newton_mkl([np.eye(3), np.ones((3, 3))], [1.0, -1.0, 0.0], C=1.0)
+    >>> r.solver, r.converged, r.theta.round(3).tolist()       # the identity-like kernel wins
+    ('newton', True, [1.0, 0.0])
     """
     theta: np.ndarray
     theta_identity: float
@@ -627,11 +714,12 @@ def _initial_theta(theta0, m):
         raise ValueError(f"theta0 must be {m} non-negative weights summing to 1")
     return theta / theta.sum()
 
-def _check_quad_forms(q):
-    "Negative quadratic forms betray an indefinite kernel."
+def _check_quad_forms(q, index=None):
+    "Negative quadratic forms betray an indefinite kernel (q_i belongs to kernel index[i], default i)."
     if np.min(q) < -1e-8 * max(1.0, float(np.max(np.abs(q)))):
-        k = int(np.argmin(q))
-        raise ValueError(f"kernels[{k}] is indefinite (negative quadratic form {q[k]:.3g}): kernels must be "
+        i = int(np.argmin(q))
+        k = i if index is None else int(index[i])
+        raise ValueError(f"kernels[{k}] is indefinite (negative quadratic form {q[i]:.3g}): kernels must be "
                          "positive semi-definite")
 
 def mkl_objective(kernels, T, theta, C=None, fit_intercept=False, sample_weight=None):
@@ -663,7 +751,7 @@ def mkl_objective(kernels, T, theta, C=None, fit_intercept=False, sample_weight=
     --------
     >>> import numpy as np
     >>> D, A = mkl_objective([np.eye(2)], [1.0, -1.0], [1.0], C=1.0)   # A = (I + I)^{-1} T
-    >>> float(D), A.tolist()
+    >>> round(float(D), 12), A.round(12).tolist()
     (0.5, [0.5, -0.5])
     """
     prob = _MKLProblem(kernels, T, C, fit_intercept, sample_weight)
@@ -838,6 +926,18 @@ def silp_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, eps
     return prob.result(theta, ev, q, it, converged, history, gap if m > 1 else 0.0, 'silp')
 
 # %% ../nbs/06_mkl.ipynb #6e11eccd
+def _kkt_solve(K, r):
+    "Solve the KKT system of a face: LU, or least squares where it is singular (a flat direction of the model)."
+    try:
+        sol = np.linalg.solve(K, r)
+        if np.all(np.isfinite(sol)) and np.max(np.abs(K @ sol - r)) <= 1e-9 * max(1.0, np.max(np.abs(r))):
+            return sol
+    except np.linalg.LinAlgError:
+        pass
+    return np.linalg.lstsq(K, r, rcond=None)[0]
+
+_QP_WARM_SUPPORT = 8   # a start with more weights than this is replaced by the best vertex (fewer active-set changes)
+
 def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
     """Minimise $\\tfrac12z^\\top Hz+c^\\top z$ over the simplex $\\{z\\ge0,\\ \\mathbf 1^\\top z=1\\}$ (H symmetric
     positive definite) by a primal active-set method: exact, finite, and cheap for the m <= a few hundred weights
@@ -848,8 +948,9 @@ def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
     H : ndarray of shape (m, m)
     c : ndarray of shape (m,)
     z0 : ndarray of shape (m,), optional
-        A feasible start (default: uniform)
-        its support is the first working set.
+        A feasible start whose support is the first working set (a warm start). Without one, or with one of more
+        than 8 positive weights, the method starts at the vertex of smallest objective and adds weights one at a
+        time, which takes fewer steps than removing them one at a time from a wide support.
     tol : float, default=1e-12
         Relative tolerance of the multiplier test.
     max_iter : int, optional
@@ -869,17 +970,21 @@ def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
     m = c.size
     if H.shape != (m, m):
         raise ValueError(f"H must be ({m}, {m}) like c, got {H.shape}")
-    z = np.full(m, 1.0 / m) if z0 is None else np.array(z0, dtype=np.float64)
+    if z0 is None or np.count_nonzero(z0) > _QP_WARM_SUPPORT:
+        z = np.zeros(m)
+        z[np.argmin(0.5 * np.diag(H) + c)] = 1.0
+    else:
+        z = np.array(z0, dtype=np.float64)
     free = z > 0
     thresh = tol * max(1.0, float(np.max(np.abs(np.diag(H)))), float(np.max(np.abs(c))))
     for _ in range(max_iter or 10 * m + 10):
         F = np.flatnonzero(free)
-        K = np.zeros((F.size + 1, F.size + 1))
-        K[:-1, :-1] = H[np.ix_(F, F)]
-        K[:-1, -1] = K[-1, :-1] = 1.0
-        sol = np.linalg.lstsq(K, np.r_[-c[F], 1.0], rcond=None)[0]
+        K = np.ones((F.size + 1, F.size + 1))
+        K[:-1, :-1] = H[F][:, F]
+        K[-1, -1] = 0.0
+        sol = _kkt_solve(K, np.append(-c[F], 1.0))
         w, nu = sol[:-1], sol[-1]
-        if np.all(w >= 0):
+        if w.min() >= 0:
             z = np.zeros(m)
             z[F] = w
             lam = H @ z + c + nu             # multipliers of z >= 0
@@ -897,43 +1002,79 @@ def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
         free = z > 0
     return z
 
-def _newton_step(prob, ev, theta, g, B):
-    "The projected Newton direction: the minimiser over the simplex of the quadratic model of D at theta, minus theta."
+_POWER_START, _POWER_MAX = 0.5, 0.9
+
+def _adapt_power(power, full_step, ratio):
+    """The next curvature power p of `_newton_step`. `ratio` is the decrease of D bought by the step over the
+    first-order prediction $-g^\\top d$ (1/2 for an exact quadratic): a full step that bought more than 3/4 of it
+    met a flatter D than the model (the $1/\\theta$ shape) and earns a larger p, i.e. longer steps; a backtrack or
+    less than 1/4 a smaller p, towards Newton on D itself (p = -1)."""
+    if full_step and ratio > 0.75:
+        return min(_POWER_MAX, power + (1.0 - power) / 2)
+    if not full_step or ratio < 0.25:
+        return max(-1.0, power - (1.0 + power) / 2)
+    return power
+
+def _newton_step(prob, ev, theta, g, B, index, power):
+    """The projected Newton direction on the face of the simplex spanned by `index` (the weights outside it are 0):
+    the minimiser over that face of the quadratic model of the convex $-D^{-p}/p$ at theta (p = `power` in
+    [-1, 1); p = -1 is D itself), minus theta. In units of $D^{-p-1}$ its Hessian is $H-(1+p)gg^\\top/D$, PSD
+    because $1/D$ is concave (section 5)."""
     H = prob.hessian(ev, B)
-    H = 0.5 * (H + H.T)
-    H.flat[::H.shape[0] + 1] += 1e-12 * max(float(np.max(np.diag(H))), 1e-300)
-    d = simplex_qp(H, g - H @ theta, theta) - theta
-    if g @ d >= 0:                           # no descent from the model (rounding): Frank-Wolfe direction
-        d = -theta.copy()
-        d[np.argmin(g)] += 1.0
+    M = 0.5 * (H + H.T) - (1.0 + power) * np.outer(g, g) / ev.D
+    low, high = np.linalg.eigvalsh(M)[[0, -1]]
+    M.flat[::M.shape[0] + 1] += max(-low, 0.0) + 1e-12 * max(high, 1e-300)    # PSD to rounding
+    t = theta[index]
+    step = simplex_qp(M, g - M @ t, t) - t
+    if g @ step >= 0:                        # no descent from the model (rounding): Frank-Wolfe direction
+        step = -t
+        step[np.argmin(g)] += 1.0
+    d = np.zeros_like(theta)
+    d[index] = step
     return d
 
+def _complete_products(prob, ev, face, B, q):
+    "The products and quadratic forms of every kernel, from those of the `face` and one pass over the others."
+    rest = np.setdiff1d(np.arange(prob.m), face)
+    B_rest, q_rest = prob.products(ev, rest)
+    B_all = np.empty((prob.m,) + B.shape[1:])
+    B_all[face], B_all[rest] = B, B_rest
+    q_all = np.empty(prob.m)
+    q_all[face], q_all[rest] = q, q_rest
+    return B_all, q_all
+
 def _line_search(prob, ev, theta, d, slope):
-    """Armijo backtracking on D along theta + t d; a singular combination counts as D = +inf. Near the optimum the
-    predicted decrease falls below the rounding of D, where the full step of the (then exact) model is taken."""
+    """Armijo backtracking on D along theta + t d: (theta, evaluation, t), or Nones where no t > 1e-12 decreases D.
+    A singular combination counts as D = +inf. Near the optimum the predicted decrease falls below the rounding of
+    D, where the full step of the (then exact) model is taken."""
     t = 1.0
     while t > 1e-12:
         cand = np.maximum(theta + t * d, 0.0)
         cand /= cand.sum()
         try:
-            ev_new = prob.evaluate(cand)
+            ev_new = prob.evaluate(cand, strict=True)
             if ev_new.D <= ev.D + 1e-4 * t * slope + 1e-13 * abs(ev.D):   # D is known to rounding only
-                return cand, ev_new
+                return cand, ev_new, t
         except np.linalg.LinAlgError:
             pass
         t *= 0.5
-    return None, None
+    return None, None, 0.0
 
 def newton_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, eps=1e-4, max_iter=100, theta0=None,
-               check_psd=False, verbose=False):
+               power=None, check_psd=False, verbose=False):
     """MKL-ELM by projected Newton on
     $D(\\theta)=\\tfrac12\\operatorname{tr}(T^\\top(\\sum_k\\theta_kK_k+\\theta_0I)^{-1}T)$
     over the simplex, with its closed-form gradient and Hessian, stopped on the Frank-Wolfe gap.
 
     The same problem as `silp_mkl` and `qcqp_mkl`: D is convex, $g_k=-\\tfrac12\\operatorname{tr}(A^\\top K_kA)$ and
     $H_{kl}=\\operatorname{tr}((K_kA)^\\top P(K_lA))$ with $P=\\Omega^{-1}$ (projected when there is a bias). Each step
-    minimises the quadratic model over the simplex (`simplex_qp`) and backtracks on D. By convexity
-    $D(\\theta)-D^*\\le g^\\top\\theta-\\min_kg_k$ (the Frank-Wolfe gap): the stopping rule is a certificate.
+    minimises over the simplex (`simplex_qp`) the quadratic model of $-D^{-p}/p$, a convex function with the
+    minimiser of D, whose curvature power p adapts to the decrease the last step bought (`_adapt_power`: p = -1 is
+    Newton on D, larger p takes the longer steps that the $1/\\theta$ shape of D asks for), and backtracks on D.
+    After a step on every kernel it works on the support of the weights (products of those kernels only) until
+    that face is solved, then checks every kernel. By convexity $D(\\theta)-D^*\\le g^\\top\\theta-\\min_kg_k$ (the
+    Frank-Wolfe gap, computed with every kernel): the stopping rule is a certificate. With C learned the identity
+    starts at weight 1/2 (C = 2 for any number of kernels; the uniform start puts C = m + 1).
 
     Parameters
     ----------
@@ -950,7 +1091,11 @@ def newton_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, e
     max_iter : int, default=100
         Newton steps at most.
     theta0 : array-like, optional
-        Starting weights (default: uniform).
+        Starting weights (default: uniform over the kernels; with C learned, 1/2 on the identity and 1/2 shared
+        by the kernels).
+    power : float in [-1, 1) or None, default=None
+        The curvature power p of the model of $-D^{-p}/p$, fixed (p = -1: Newton on D itself), or None to adapt it
+        from 1/2 after every step.
     check_psd : bool, default=False
         Check each matrix for positive semi-definiteness first.
     verbose : bool, default=False
@@ -971,36 +1116,64 @@ def newton_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, e
     """
     prob = _MKLProblem(kernels, T, C, fit_intercept, sample_weight, check_psd)
     eps, max_iter = _check_eps_max_iter(eps, max_iter)
+    if theta0 is None and prob.learn:         # start at C = 2 (effective C = 1) whatever the number of kernels
+        theta0 = np.append(np.full(prob.p, 0.5 / prob.p), 0.5)
     theta = _initial_theta(theta0, prob.m)
-    history, converged, gap = [], False, np.inf
+    every = np.arange(prob.m)
+    adapt = power is None
+    if not adapt and (isinstance(power, bool) or not isinstance(power, (int, float, np.floating))
+                      or not -1.0 <= power < 1.0):
+        raise ValueError(f"power must be a number in [-1, 1) or None, got {power!r}")
+    power = _POWER_START if adapt else float(power)
+    history, converged, gap, lower, stalled = [], False, np.inf, -np.inf, 0
     with _solver_threads(prob.n):
         try:
             ev = prob.evaluate(theta)
         except np.linalg.LinAlgError:
             raise ValueError("kernels: the combined kernel matrix at theta0 is not positive definite; are the "
                              "kernels positive semi-definite?") from None
+        face = every                          # the kernels whose products are computed in this iteration
         for it in range(1, max_iter + 1):
-            B, q = prob.products(ev)
-            _check_quad_forms(q[:prob.p])
+            B, q = prob.products(ev, face)
+            _check_quad_forms(q, face)
             g = -0.5 * q
-            fw = max(float(g @ theta - g.min()), 0.0)
-            gap = fw / ev.D if ev.D > 0 else 0.0
-            history.append((ev.D, ev.D - fw))
+            if face.size < prob.m and (float(g @ theta[face] - g.min()) <= eps * ev.D or stalled >= 3):
+                B, q = _complete_products(prob, ev, face, B, q)     # optimal on the face: check every kernel
+                _check_quad_forms(q[:prob.p])
+                g, face, stalled = -0.5 * q, every, 0
+            if face.size == prob.m:           # every gradient known: the Frank-Wolfe gap certifies
+                lower = max(lower, ev.D - max(float(g @ theta - g.min()), 0.0))
+            gap = max(ev.D - lower, 0.0) / ev.D if ev.D > 0 else 0.0
+            history.append((ev.D, lower))
             if verbose:
-                print(f"iter {it:3d}  D={ev.D:.12g}  gap={gap:.3g}  theta={np.round(theta, 4)}")
-            if prob.m == 1 or gap <= eps:
+                print(f"iter {it:3d}  D={ev.D:.12g}  gap={gap:.3g}  p={power:.2f}  kernels={face.size}  "
+                      f"theta={np.round(theta, 4)}")
+            if prob.m == 1 or (gap <= eps and face.size == prob.m):
                 converged = True
                 break
-            if it == max_iter:
+            if it == max_iter or (stalled >= 3 and face.size == prob.m):
                 break
-            d = _newton_step(prob, ev, theta, g, B)
-            new_theta, new_ev = _line_search(prob, ev, theta, d, float(g @ d))
+            d = _newton_step(prob, ev, theta, g, B, face, power)
+            slope = float(g @ d[face])
+            new_theta, new_ev, t = _line_search(prob, ev, theta, d, slope)
             if new_theta is None:             # no decrease left at rounding level
-                break
+                stalled = 3
+                continue
+            if adapt:
+                power = _adapt_power(power, t == 1.0, (ev.D - new_ev.D) / max(-slope, 1e-300))
+            stalled = stalled + 1 if ev.D - new_ev.D <= 1e-12 * ev.D else 0
+            face = np.flatnonzero(new_theta > 0)      # work on the support until it is optimal there
             theta, ev = new_theta, new_ev
+    if face.size < prob.m:                    # stopped on a face (max_iter): the certificate needs every kernel
+        B, q = _complete_products(prob, ev, face, B, q)
+        g = -0.5 * q
+        lower = max(lower, ev.D - max(float(g @ theta - g.min()), 0.0))
+        gap = max(ev.D - lower, 0.0) / ev.D if ev.D > 0 else 0.0
     if not converged:
+        reason = "no decrease left at rounding level" if stalled >= 3 else f"max_iter={max_iter} reached"
         warnings.warn(f"newton_mkl stopped at a certified relative gap of {gap:.3g} > eps={eps:g} after {it} "
-                      "iterations (rounding limits the attainable gap near 1e-13)", ConvergenceWarning, stacklevel=2)
+                      f"iterations ({reason}; near a singular kernel combination the gradient loses its accuracy: "
+                      "solver='silp' certifies through its cutting planes instead)", ConvergenceWarning, stacklevel=2)
     return prob.result(theta, ev, q, it, converged, history, gap if prob.m > 1 else 0.0, 'newton')
 
 # %% ../nbs/06_mkl.ipynb #40812511
@@ -1218,7 +1391,30 @@ def kernel_matrices(kernels, X, Z=None, normalize=True, train_diags=None):
 
 # %% ../nbs/06_mkl.ipynb #ddd80132
 class DegenerateFitWarning(UserWarning):
-    "Learned C put (nearly) all the weight on the identity kernel: the model is close to a constant."
+    """Learned C put (nearly) all the weight on the identity kernel (`DEGENERATE_IDENTITY_WEIGHT`): the model is close
+    to a constant.
+
+    Parameters
+    ----------
+    message : str
+
+    Attributes
+    ----------
+    args : tuple
+        The message.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn.datasets import load_iris
+    >>> X, _ = load_iris(return_X_y=True)
+    >>> noise = [0, 1] * 75                          # labels that carry no signal
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter('always')
+    ...     _ = MKLELMClassifier(learn_C=True).fit(X, noise)
+    >>> any(w.category is DegenerateFitWarning for w in caught)
+    True
+    """
 
 _SOLVERS = {'newton': newton_mkl, 'silp': silp_mkl, 'qcqp': qcqp_mkl}
 DEGENERATE_IDENTITY_WEIGHT = 0.99
@@ -1243,6 +1439,66 @@ def _check_kernel_list(first, rest, fit):
             raise ValueError(f"X[{k}] has shape {K.shape}, expected {first.shape} like X[0]")
         Ks.append(K)
     return Ks
+
+def _merge_duplicates(X, T, rows, w):
+    """Training rows with identical inputs and targets merged into one row of summed weight: (rows kept, weights
+    indexed like X, or None). Exact for fixed and learned C alike (such rows have equal residuals, so a weight of
+    2 is a repeated row), and it keeps repeated rows from making every kernel singular, where learned C could not
+    reach the optimum an interpolating fit has at $\\mu_0 = 0$."""
+    key = np.hstack([X[rows], np.reshape(T[rows], (rows.size, -1))])
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    if first.size == rows.size:
+        return rows, w
+    weights = np.ones(rows.size) if w is None else w[rows]
+    merged = np.bincount(inverse.ravel(), weights=weights)
+    order = np.argsort(first)                 # keep the rows in the order of their first occurrence
+    w_new = np.zeros(X.shape[0])
+    w_new[rows[first[order]]] = merged[order]
+    return rows[first[order]], w_new
+
+def _general_solve(M, R):
+    "M^{-1} R by LU; least squares (with the core's IllConditionedWarning) where M is singular to working precision."
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', sla.LinAlgWarning)
+        try:
+            return sla.solve(M, R, check_finite=False)
+        except (np.linalg.LinAlgError, sla.LinAlgWarning):
+            pass
+    warnings.warn("the system of the precomputed matrix is singular: least-squares solution", IllConditionedWarning,
+                  stacklevel=3)
+    return sla.lstsq(M, R, lapack_driver='gelsd', check_finite=False)[0]
+
+def _single_kernel_fit(K, T, C, sample_weight, fit_intercept):
+    """Kernel ELM on one precomputed matrix with C fixed, where there is nothing to learn over kernels: the core's
+    precomputed kernel ELM, which asks nothing of K but a square finite matrix. A Cholesky factorisation where
+    $\\Omega = K + \\mathrm{diag}(1/w)/C$ is symmetric positive definite; otherwise (an indefinite or non-symmetric
+    matrix, e.g. a sigmoid 'kernel') an LU solve of $\\Omega A = T$, or of the bordered system of eq. 29 with the
+    bias. An `MKLResult` with the one weight 1."""
+    n = K.shape[0]
+    T2 = np.asarray(T, dtype=np.float64).reshape(n, -1)
+    d0 = 1.0 / _check_weights(sample_weight, n)
+    Om = np.array(K, dtype=np.float64)
+    Om.flat[::n + 1] += d0 / C
+    _, big, asym, _ = _kernel_stats(Om)
+    try:
+        if asym > 1e-12 * big:
+            raise np.linalg.LinAlgError("not symmetric")
+        factor = sla.cho_factor(Om, lower=True, check_finite=False)
+        Z = sla.cho_solve(factor, np.column_stack([T2, np.ones(n)]), check_finite=False)
+        b = Z[:, :-1].sum(axis=0) / Z[:, -1].sum() if fit_intercept else np.zeros(T2.shape[1])
+        A = Z[:, :-1] - np.outer(Z[:, -1], b)
+    except np.linalg.LinAlgError:
+        if fit_intercept:
+            M = np.block([[np.zeros((1, 1)), np.ones((1, n))], [np.ones((n, 1)), Om]])
+            Z = _general_solve(M, np.vstack([np.zeros((1, T2.shape[1])), T2]))
+            b, A = Z[0], Z[1:]
+        else:
+            A, b = _general_solve(Om, T2), np.zeros(T2.shape[1])
+    D = 0.5 * float(np.vdot(A, T2))
+    one_d = np.ndim(T) == 1
+    return MKLResult(theta=np.ones(1), theta_identity=1.0 / C, C=C, effective_C=C,
+                     dual_coef=A[:, 0] if one_d else A, intercept=float(b[0]) if one_d else b, objective=D,
+                     n_iter=1, converged=True, history=[(D, D)], gap=0.0, solver='direct')
 
 class _MKLELMBase(BaseEstimator):
     def __init__(self, kernels='auto', C=1.0, learn_C=False, fit_intercept=True, normalize=True, solver='newton',
@@ -1272,9 +1528,10 @@ class _MKLELMBase(BaseEstimator):
         return _check_kernel_list(first, Ks[1:], fit=True), y
 
     def _training_bank(self, X, rows, w):
-        """The kernel bank on the training rows kept (zero sample weights drop rows). Precomputed matrices are not
-        factorised for a PSD check (as in scikit-learn's precomputed kernels): an indefinite one is refused when one
-        of its quadratic forms turns negative; callables are checked."""
+        """The kernel bank on the training rows kept (zero sample weights drop rows, repeated rows are merged). A
+        precomputed list must hold genuine kernels (symmetric, non-negative diagonal), but is not factorised for a
+        PSD check (as in scikit-learn's precomputed kernels): an indefinite one is refused when one of its
+        quadratic forms turns negative; callables are checked."""
         if self._precomputed():
             return ArrayKernelBank([K[np.ix_(rows, rows)] for K in X])
         X = X[rows]
@@ -1298,10 +1555,16 @@ class _MKLELMBase(BaseEstimator):
         rows = np.arange(n) if w is None else np.flatnonzero(w > 0)
         if rows.size == 0:
             raise ValueError("sample_weight must have at least one positive weight")
-        bank = self._training_bank(X, rows, None if w is None else w[rows])
-        res = _SOLVERS[self.solver](bank, T[rows], C=C, fit_intercept=self.fit_intercept,
-                                    sample_weight=None if w is None else w[rows],
-                                    **({} if self.solver == 'qcqp' else dict(eps=self.eps, max_iter=self.max_iter)))
+        if self._precomputed() and len(X) == 1 and C is not None:
+            res = _single_kernel_fit(X[0][np.ix_(rows, rows)], T[rows], C, None if w is None else w[rows],
+                                     self.fit_intercept)
+        else:
+            if not self._precomputed():
+                rows, w = _merge_duplicates(X, T, rows, w)
+            bank = self._training_bank(X, rows, None if w is None else w[rows])
+            res = _SOLVERS[self.solver](bank, T[rows], C=C, fit_intercept=self.fit_intercept,
+                                        sample_weight=None if w is None else w[rows],
+                                        **({} if self.solver == 'qcqp' else dict(eps=self.eps, max_iter=self.max_iter)))
         self.kernel_weights_, self.identity_weight_ = res.theta, res.theta_identity
         self.C_, self.effective_C_ = res.C, res.effective_C
         self.dual_coef_, self.intercept_ = res.dual_coef, res.intercept
@@ -1355,8 +1618,11 @@ _MKL_PARAMS_DOC = """
         mixes registered names (`kelm_nb.core.KERNELS`), callables `f(X, Z, **params)` and `(kernel, params)` pairs,
         e.g. `[('poly', {'degree': 2}), ('rbf', {'gamma': 0.05}), 'linear']`. 'precomputed': `fit(KL, y)` takes a
         list of (N, N) Gram matrices (or a (m, N, N) array, or one matrix) and `predict(KL)` the (n, N) cross
-        matrices, as in MKLpy. A `GaussianKernelBank(gammas=...)` computes its kernels on the fly (one N x N
-        distance matrix in memory for any number of widths).
+        matrices, as in MKLpy. One matrix with C fixed is kernel ELM on it, which, like the core's precomputed
+        kernel ELM, takes any square matrix (indefinite or not symmetric); a list, or learned C, must hold genuine
+        kernels (symmetric, non-negative diagonal; an indefinite one is refused when a quadratic form of the solve
+        turns negative). A `GaussianKernelBank(gammas=...)` computes its kernels on the fly (one N x N distance
+        matrix in memory for any number of widths).
     C : float, default=1.0
         Regularisation with the kernel weights on the simplex: $A=(\\sum_k\\theta_kK_k+I/C)^{-1}T$. Ignored when
         `learn_C`.
@@ -1406,7 +1672,8 @@ _MKL_PARAMS_DOC = """
     kernel_specs_ : list of (kernel, params) or None
         The resolved kernels (None for precomputed kernels and banks).
     train_rows_ : ndarray
-        Training rows used (those of positive sample weight).
+        Training rows used: those of positive sample weight, one per group of identical (input, target) rows
+        (merged into one row of summed weight).
     X_fit_ : ndarray or None
         Training inputs (None for precomputed kernels).
     n_features_in_ : int
