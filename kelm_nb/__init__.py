@@ -10,12 +10,12 @@ __version__ = "0.1.0"
 # core's kernel registry, so that e.g. KernelELMRegressor(kernel='asymptotic') works after any kelm_nb import.
 from .core import ELMClassifier, ELMRegressor, KernelELMClassifier, KernelELMRegressor, RandomHiddenLayer
 from .kernels import ELMKernelSVR
-from .esvr import ESVR, LSSVR
+from .esvr import ELMRegressorCV, ESVR, ESVRCV, LSSVR
 from .nu_oelm import NuOELMClassifier, OELMClassifier
 from .mkl import GaussianKernelBank, MKLELMClassifier, MKLELMRegressor
 from .kos_elm import KOSELMClassifier, KOSELMRegressor, OSELMClassifier, OSELMRegressor
 
-__all__ = ['ELMClassifier', 'ELMKernelSVR', 'ELMRegressor', 'ESVR', 'GaussianKernelBank', 'KOSELMClassifier',
+__all__ = ['ELMClassifier', 'ELMKernelSVR', 'ELMRegressor', 'ELMRegressorCV', 'ESVR', 'ESVRCV', 'GaussianKernelBank', 'KOSELMClassifier',
            'KOSELMRegressor', 'KernelELMClassifier', 'KernelELMRegressor', 'LSSVR', 'MKLELMClassifier',
            'MKLELMRegressor', 'NuOELMClassifier', 'OELMClassifier', 'OSELMClassifier', 'OSELMRegressor',
            'RandomHiddenLayer']

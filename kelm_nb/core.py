@@ -527,7 +527,7 @@ def _add_to_diagonal(A, value):
 
 # %% ../nbs/02_core.ipynb #1101bee9
 def ridge_solve(H, T, C, *, form='auto'):
-    """Output weights $\beta$ minimising $\|H\beta - T\|^2 + \|\beta\|^2/C$; `C=None` gives pinv(H) T.
+    r"""Output weights $\beta$ minimising $\|H\beta - T\|^2 + \|\beta\|^2/C$; `C=None` gives pinv(H) T.
 
     Parameters
     ----------

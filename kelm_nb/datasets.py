@@ -230,7 +230,7 @@ def _check_n(n, name='n', low=1):
 
 def mackey_glass(n, tau=30, sample_every=6, dt=0.1, a=0.2, b=0.1, x0=1.2, transient=1000.0, noise=0.0,
                  random_state=None):
-    """`n` samples of the Mackey-Glass series $\dot x = a\,x(t-\tau)/(1 + x(t-\tau)^{10}) - b\,x(t)$.
+    r"""`n` samples of the Mackey-Glass series $\dot x = a\,x(t-\tau)/(1 + x(t-\tau)^{10}) - b\,x(t)$.
 
     Integrated by RK4 with step `dt` (the delayed term Hermite-interpolated at half steps), one sample every
     `sample_every` time units after a `transient`.

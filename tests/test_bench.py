@@ -189,8 +189,9 @@ def test_console_script_bench_json(console_script):
 
 
 def test_paper_cases_registered():
-    expected = {'mackey_glass_rk4', 'cross_test_overhead', 'asymptotic_gram', 'esvr_fit', 'esvr_vs_svr',
-                'nu_oelm_solve', 'mkl_silp', 'mkl_newton', 'mkl_newton_20', 'mkl_scale', 'kos_throughput',
+    expected = {'mackey_glass_rk4', 'cross_test_overhead', 'asymptotic_gram', 'elm_kernel_svr_predict', 'esvr_fit',
+                'esvr_fit_1thread', 'esvr_vs_svr', 'esvr_nu_path_cv', 'nu_oelm_solve',
+                'mkl_silp', 'mkl_newton', 'mkl_newton_20', 'mkl_scale', 'kos_throughput',
                 'kos_vs_kelm',
                 'elm_out_of_core', 'kelm_nystrom'}
     assert expected <= set(ALL_CASES), expected - set(ALL_CASES)
@@ -229,7 +230,10 @@ QUALITY = {
     'mackey_glass_rk4': lambda r: r['max_abs_diff_first_100'] < 1e-8,
     'cross_test_overhead': lambda r: r['max_abs_diff'] <= 1e-10 * r['peer_mse'],
     'asymptotic_gram': lambda r: r['max_abs_diff_vs_numpy_eq16'] < 1e-12 and r['symmetric'] and r['unit_diagonal'],
+    'elm_kernel_svr_predict': lambda r: r['max_abs_diff_vs_whole_kernel'] < 1e-10,
     'esvr_fit': lambda r: r['max_rel_diff'] < 1e-6,
+    'esvr_fit_1thread': lambda r: r['max_rel_diff'] < 1e-6,
+    'esvr_nu_path_cv': lambda r: r['max_rel_curve_diff'] < 1e-6,
     'esvr_vs_svr': lambda r: r['rmse_ratio'] <= 1.0,
     'nu_oelm_solve': lambda r: r['max_obj_excess_rel'] <= 1e-8,
     'mkl_silp': lambda r: r['rel_objective_diff'] <= 1e-5,

@@ -9,8 +9,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_classifiers_train
 
-import kelm_nb
-from kelm_nb import (ELMClassifier, ELMKernelSVR, ELMRegressor, ESVR, KernelELMClassifier, KernelELMRegressor,
+from kelm_nb import (ELMClassifier, ELMKernelSVR, ELMRegressor, ESVR, KernelELMRegressor,
                      KOSELMRegressor, LSSVR, MKLELMClassifier, MKLELMRegressor, NuOELMClassifier, OSELMRegressor,
                      RandomHiddenLayer)
 from kelm_nb.core import _THREADED_POTRF_MAX, _threadpool_controller, check_memory, spd_solve
