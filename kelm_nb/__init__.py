@@ -15,7 +15,7 @@ from .nu_oelm import NuOELMClassifier, OELMClassifier
 from .mkl import GaussianKernelBank, MKLELMClassifier, MKLELMRegressor
 from .kos_elm import KOSELMClassifier, KOSELMRegressor, OSELMClassifier, OSELMRegressor
 
-__all__ = ['ELMClassifier', 'ELMKernelSVR', 'ELMRegressor', 'ELMRegressorCV', 'ESVR', 'ESVRCV', 'GaussianKernelBank', 'KOSELMClassifier',
-           'KOSELMRegressor', 'KernelELMClassifier', 'KernelELMRegressor', 'LSSVR', 'MKLELMClassifier',
-           'MKLELMRegressor', 'NuOELMClassifier', 'OELMClassifier', 'OSELMClassifier', 'OSELMRegressor',
-           'RandomHiddenLayer']
+__all__ = ['ELMClassifier', 'ELMKernelSVR', 'ELMRegressor', 'ELMRegressorCV', 'ESVR', 'ESVRCV',
+           'GaussianKernelBank', 'KOSELMClassifier', 'KOSELMRegressor', 'KernelELMClassifier',
+           'KernelELMRegressor', 'LSSVR', 'MKLELMClassifier', 'MKLELMRegressor', 'NuOELMClassifier',
+           'OELMClassifier', 'OSELMClassifier', 'OSELMRegressor', 'RandomHiddenLayer']
