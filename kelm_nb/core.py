@@ -315,6 +315,12 @@ def hidden_output(X, W, b, activation):
     -------
     ndarray of shape (n_samples, L)
     """
+    X, W, b = _as_array(X, 'X'), _as_array(W, 'W'), _as_array(b, 'b', ndim=(1,))
+    if X.shape[1] != W.shape[0] or b.shape[0] != W.shape[1]:
+        raise ValueError(f"shapes do not chain: X {X.shape}, W {W.shape}, b {b.shape} (need X.shape[1] == "
+                         "W.shape[0] and len(b) == W.shape[1])")
+    if not callable(activation) and activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be a callable or one of {sorted(ACTIVATIONS)}, got {activation!r}")
     W = W.astype(X.dtype, copy=False)
     b = np.ascontiguousarray(b, dtype=X.dtype)
     if callable(activation):
@@ -458,7 +464,12 @@ def kernel_product(kernel, X, Z, coef, max_bytes=None):
     -------
     ndarray of shape (n_queries,) or (n_queries, n_outputs)
     """
-    coef = np.asarray(coef)
+    if not callable(kernel):
+        raise TypeError(f"kernel must be a callable k(X, Z) returning a Gram matrix, got {type(kernel).__name__}")
+    X, Z, coef = _as_array(X, 'X'), _as_array(Z, 'Z'), _as_array(coef, 'coef', ndim=(1, 2))
+    if X.shape[1] != Z.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features where Z has {Z.shape[1]}")
+    _check_rows(coef, Z.shape[0], 'coef', 'Z')
     out = np.empty((X.shape[0],) + coef.shape[1:], dtype=np.result_type(coef.dtype, np.float64))
     for rows in row_chunks(X.shape[0], 8 * max(Z.shape[0], 1), max_bytes):
         out[rows] = kernel(X[rows], Z) @ coef
@@ -496,7 +507,11 @@ def spd_solve(A, B, *, overwrite_a=False):
     -------
     ndarray of the shape of B
     """
-    A = np.asarray(A)
+    A = _as_array(A, 'A', square=True)
+    B = _as_array(B, 'B', ndim=(1, 2))
+    _check_rows(B, A.shape[0], 'B', 'A')
+    _check_finite(A, 'A')
+    _check_finite(B, 'B')
     # a Fortran-ordered view of the (symmetric) matrix lets LAPACK work in place; otherwise factor a copy
     F = A.T if A.flags.c_contiguous else A
     if not (overwrite_a and F.flags.f_contiguous and F.flags.writeable):
@@ -508,13 +523,39 @@ def spd_solve(A, B, *, overwrite_a=False):
     with limit_blas_threads(1 if F.shape[0] >= _THREADED_POTRF_MAX else None):
         factor, info = potrf(F, lower=True, overwrite_a=True, clean=False)
     if info == 0:
-        return scipy.linalg.cho_solve((factor, True), B, check_finite=False)
+        return _finite_solution(scipy.linalg.cho_solve((factor, True), B, check_finite=False))
     if info < 0:
         raise ValueError(f"LAPACK potrf rejected argument {-info} (matrix of shape {A.shape}, dtype {A.dtype})")
     _restore_after_failed_potrf(F, diagonal)
     warnings.warn("matrix not numerically positive definite (increase regularisation, i.e. lower C); "
                   "falling back to a least-squares solve", IllConditionedWarning, stacklevel=2)
-    return scipy.linalg.lstsq(F, B, lapack_driver='gelsd', check_finite=False)[0]
+    return _finite_solution(scipy.linalg.lstsq(F, B, lapack_driver='gelsd', check_finite=False)[0])
+
+def _finite_solution(X):
+    if not np.isfinite(X).all():
+        raise ValueError("the solution of A X = B overflows float64: A is too close to singular at this scale "
+                         "(increase the regularisation, i.e. lower C, or rescale)")
+    return X
+
+def _as_array(a, name, ndim=(2,), square=False):
+    """`a` as a float ndarray (float32 kept, other numbers as float64) with `ndim` dimensions, else a `TypeError` or
+    `ValueError` naming it: the thin guard of the public helpers before LAPACK and numba see their arguments."""
+    if a is None or isinstance(a, (str, bytes, dict)) or (callable(a) and not hasattr(a, '__array__')):
+        raise TypeError(f"{name} must be an array of numbers, got {type(a).__name__}")
+    a = np.asarray(a)
+    if a.dtype.kind not in 'fiub':
+        raise TypeError(f"{name} must be an array of numbers, got dtype {a.dtype}")
+    if a.dtype.kind != 'f' or a.dtype.itemsize > 8:
+        a = a.astype(np.float64)
+    if a.ndim not in ndim:
+        raise ValueError(f"{name} must have {' or '.join(map(str, ndim))} dimension(s), got shape {a.shape}")
+    if square and a.shape[0] != a.shape[1]:
+        raise ValueError(f"{name} must be square, got shape {a.shape}")
+    return a
+
+def _check_rows(a, n, name, of):
+    if a.shape[0] != n:
+        raise ValueError(f"{name} has {a.shape[0]} rows where {of} has {n}")
 
 def _check_finite(a, name):
     "The LAPACK calls below skip scipy's finiteness checks: check once here, naming the argument."
@@ -546,6 +587,8 @@ def ridge_solve(H, T, C, *, form='auto'):
     """
     if form not in ('auto', 'primal', 'dual'):
         raise ValueError(f"form must be 'auto', 'primal' or 'dual', got {form!r}")
+    H, T = _as_array(H, 'H'), _as_array(T, 'T', ndim=(1, 2))
+    _check_rows(T, H.shape[0], 'T', 'H')
     _check_finite(H, 'H')
     _check_finite(T, 'T')
     if C is None:
@@ -577,6 +620,8 @@ def kernel_ridge_solve(K, T, C, *, overwrite_k=False):
     ndarray of the shape of T
     """
     check_positive(C, 'C')
+    K, T = _as_array(K, 'K', square=True), _as_array(T, 'T', ndim=(1, 2))
+    _check_rows(T, K.shape[0], 'T', 'K')
     _check_finite(K, 'K')
     _check_finite(T, 'T')
     A = K if overwrite_k else K.copy()
@@ -603,7 +648,8 @@ def kernel_ridge_with_bias(K, T, C, *, overwrite_k=False):
     (ndarray, float or ndarray)
         `alpha` with the shape of T, and `b` (one per output).
     """
-    T = np.asarray(T, dtype=np.float64)
+    K, T = _as_array(K, 'K', square=True), _as_array(T, 'T', ndim=(1, 2)).astype(np.float64, copy=False)
+    _check_rows(T, K.shape[0], 'T', 'K')
     T2 = T[:, None] if T.ndim == 1 else T
     Z = kernel_ridge_solve(K, np.column_stack([T2, np.ones(K.shape[0])]), C, overwrite_k=overwrite_k)
     A_T, A_1 = Z[:, :-1], Z[:, -1]
@@ -761,7 +807,10 @@ def normal_equations(transform, X, T, width, rows_per_block=None):
     -------
     NormalEquations
     """
-    T = np.asarray(T)
+    if not callable(transform):
+        raise TypeError(f"transform must be a callable X_block -> H_block, got {type(transform).__name__}")
+    X, T = _as_array(X, 'X'), _as_array(T, 'T', ndim=(1, 2))
+    _check_rows(T, X.shape[0], 'T', 'X')
     step = block_rows(width) if rows_per_block is None else int(rows_per_block)
     ne = NormalEquations(width, T.shape[1:])
     for start in range(0, X.shape[0], step):
@@ -818,6 +867,9 @@ def compute_kernel(X, Z, kernel, gamma=None, degree=3, coef0=1.0, kernel_params=
     -------
     ndarray of shape (n, m)
     """
+    X, Z = _as_array(X, 'X'), _as_array(Z, 'Z')
+    if X.shape[1] != Z.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features where Z has {Z.shape[1]}")
     kernel_params = dict(kernel_params or {})
     if callable(kernel):
         K = np.asarray(kernel(X, Z, **kernel_params))
@@ -871,7 +923,13 @@ def decode_scores(scores, classes):
     -------
     ndarray of shape (n_samples,)
     """
-    scores = np.asarray(scores)
+    scores, classes = _as_array(scores, 'scores', ndim=(1, 2)), np.asarray(classes)
+    if classes.ndim != 1:
+        raise ValueError(f"classes must be one-dimensional, got shape {classes.shape}")
+    n_columns = 1 if scores.ndim == 1 else scores.shape[1]
+    if (n_columns == 1 and classes.size != 2) or (n_columns > 1 and classes.size != n_columns):
+        raise ValueError(f"{n_columns} score column(s) do not fit {classes.size} classes (one column takes two "
+                         "classes, several take one class each)")
     if scores.ndim == 1 or scores.shape[1] == 1:
         return classes[(scores.reshape(-1) > 0).astype(int)]
     return classes[np.argmax(scores, axis=1)]
@@ -957,6 +1015,8 @@ def dask_normal_equations(transform, X, T, width, split_every=8):
     -------
     NormalEquations
     """
+    if not _is_dask_array(X):
+        raise TypeError(f"X must be a dask.array.Array (use normal_equations for NumPy arrays), got {type(X).__name__}")
     import dask
     import dask.array as da
     X = X.rechunk({1: -1})

@@ -184,11 +184,19 @@ def oselm_coef(R, B):
     array([0., 1., 2.])
     """
     R, B = _float_2d(R, 'R'), _float_2d(B, 'B')
+    if R.shape[0] != R.shape[1] or B.shape[0] != R.shape[0]:
+        raise ValueError(f"shapes do not match: R {R.shape}, B {B.shape}; expected R (L, L), B (L, n_outputs)")
+    if not (np.isfinite(R).all() and np.isfinite(B).all()):
+        raise ValueError("R and B must be finite")
     d = np.abs(np.diag(R))
     if d.size and d.min() <= R.shape[0] * np.finfo(float).eps * d.max():
         raise ValueError("R is numerically singular: the rows seen so far do not determine all the output weights "
                          "(eq. 5 needs H'H of full rank); pass a finite C or stream more rows")
-    return scipy.linalg.solve_triangular(R, B, check_finite=False)
+    beta = scipy.linalg.solve_triangular(R, B, check_finite=False)
+    if not np.isfinite(beta).all():
+        raise ValueError("the output weights overflow float64: R is too close to singular at this scale of B "
+                         "(pass a larger regularisation, i.e. a smaller C, or rescale the targets)")
+    return beta
 
 
 # %% ../nbs/07_kos_elm.ipynb #b5c2954b

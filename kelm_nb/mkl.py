@@ -374,12 +374,17 @@ def gaussian_sum_kernel(X, Z, gammas, theta):
     0.2516...
     """
     gammas = np.asarray(gammas, dtype=np.float64).ravel()
+    if not np.all(np.isfinite(gammas) & (gammas > 0)):
+        raise ValueError(f"gammas must be positive and finite, got {gammas[:5]}")
     theta = _check_theta_length(theta, gammas.size)
     D2 = euclidean_distances(X, Z, squared=True)
     out = np.zeros_like(D2)
     for g, t in zip(gammas, theta):
         if t != 0:
             out += t * np.exp(-g * D2)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("the weighted sum of Gaussian kernels overflows float64: theta or the distances are too "
+                         "large (rescale X or theta)")
     return out
 
 class GaussianKernelBank(KernelBank):
@@ -967,6 +972,10 @@ def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
     [0.0, 1.0]
     """
     H, c = np.asarray(H, dtype=np.float64), np.asarray(c, dtype=np.float64)
+    if c.ndim != 1:
+        raise ValueError(f"c must be one-dimensional, got shape {c.shape}")
+    if not (np.isfinite(H).all() and np.isfinite(c).all()):
+        raise ValueError("H and c must be finite")
     m = c.size
     if H.shape != (m, m):
         raise ValueError(f"H must be ({m}, {m}) like c, got {H.shape}")
@@ -1246,9 +1255,10 @@ def qcqp_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, sol
         try:
             problem.solve(solver=solver, verbose=verbose, **solver_options)
         except cp.error.SolverError as e:
-            raise RuntimeError(f"qcqp_mkl: the conic solver failed ({e}); silp_mkl solves the same problem") from e
+            raise ValueError(f"qcqp_mkl: the conic solver failed on these kernels and targets ({e}); rescale them, "
+                             "or use silp_mkl or newton_mkl, which solve the same problem") from e
     if problem.status not in ('optimal', 'optimal_inaccurate'):
-        raise RuntimeError(f"qcqp_mkl: cvxpy returned status {problem.status}")
+        raise ValueError(f"qcqp_mkl: cvxpy returned status {problem.status} on these kernels and targets")
     mu = np.clip(np.array([np.ravel(c.dual_value)[0] for c in cons], dtype=np.float64), 0.0, None)
     theta = mu / mu.sum()
     Av = np.asarray(A.value)
@@ -1679,6 +1689,8 @@ _MKL_PARAMS_DOC = """
     n_features_in_ : int
 """
 
+_MAX_TARGET = 1e100   # largest |y| a regressor accepts (the objective is quadratic in y)
+
 class MKLELMRegressor(TargetRegressorMixin, _MKLELMBase):
     __doc__ = """Multiple-kernel ELM regressor (Li, Mao & Jiang 2014): $f(x)=\\sum_k\\theta_kk_k(x,X)A+b$ with the
     kernel weights $\\theta$ on the simplex learned jointly with A (and optionally C).
@@ -1708,6 +1720,9 @@ class MKLELMRegressor(TargetRegressorMixin, _MKLELMBase):
         self
         """
         X, y = self._validate_training(X, y, classifier=False)
+        if np.abs(y).max() > _MAX_TARGET:    # the objective 1/2 tr(T'A) is quadratic in y: it would overflow
+            raise ValueError(f"y has values beyond {_MAX_TARGET:.0e}: the MKL objective (quadratic in y) overflows "
+                             "float64; rescale y (e.g. divide by its standard deviation)")
         return self._fit_targets(X, y, sample_weight)
 
 class MKLELMClassifier(OneVsAllClassifierMixin, _MKLELMBase):

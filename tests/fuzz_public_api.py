@@ -141,8 +141,77 @@ def fuzz_estimators():
         run()
 
 
+# ---------------------------------------------------------------- public functions
+LIBRARY = ('core', 'kernels', 'esvr', 'nu_oelm', 'mkl', 'kos_elm')
+CALLABLE_PARAMS = {'transform', 'func', 'method', 'estimator'}
+
+
+def _functions():
+    "Every public function of the library floor (numba dispatchers included), with its parameters."
+    import importlib
+    out = []
+    for m in LIBRARY:
+        module = importlib.import_module(f'kelm_nb.{m}')
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) or not callable(obj):
+                continue
+            out.append((f'{m}.{name}', obj, inspect.signature(obj).parameters))
+    return out
+
+
+@st.composite
+def arguments(draw, n, d, pname):
+    "One argument: an array of a shape that fits (n rows, d columns, n x n), a scalar, or something adversarial."
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    kind = draw(st.sampled_from(['matrix', 'square', 'psd', 'vector', 'scalar', 'int', 'nan', 'inf', 'empty',
+                                 'three_d', 'string', 'none', 'list_of_psd', 'callable', 'estimator']))
+    scale = draw(SCALES)
+    if kind == 'matrix': return rng.normal(size=(n, d)) * scale
+    if kind == 'square': return rng.normal(size=(n, n)) * scale
+    if kind == 'psd':
+        A = rng.normal(size=(n, d))
+        return A @ A.T * scale
+    if kind == 'vector': return rng.normal(size=draw(st.sampled_from([n, d]))) * scale
+    if kind == 'scalar': return float(rng.normal() * scale)
+    if kind == 'int': return draw(st.integers(-3, 50))
+    if kind in ('nan', 'inf'):
+        A = rng.normal(size=(n, d))
+        A[rng.integers(n), rng.integers(d)] = np.nan if kind == 'nan' else np.inf
+        return A
+    if kind == 'empty': return np.empty((0, d))
+    if kind == 'three_d': return rng.normal(size=(2, n, d))
+    if kind == 'string': return 'rbf'
+    if kind == 'none': return None
+    if kind == 'list_of_psd':
+        A = rng.normal(size=(n, d))
+        return [A @ A.T, np.eye(n)]
+    if kind == 'callable': return lambda A, *args, **kw: np.tanh(np.asarray(A, dtype=float))
+    from kelm_nb import KOSELMRegressor
+    return KOSELMRegressor()
+
+
+def fuzz_functions():
+    for name, func, params in _functions():
+        required = [p for p, v in params.items()
+                    if v.default is inspect.Parameter.empty and v.kind in (v.POSITIONAL_ONLY, v.POSITIONAL_OR_KEYWORD)]
+
+        @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+        @given(data=st.data(), n=st.integers(1, 12), d=st.integers(1, 4))
+        def run(data, n, d):
+            args = [data.draw(arguments(n, d, p)) for p in required]
+            kinds = ', '.join(type(a).__name__ if not isinstance(a, np.ndarray) else f'array{a.shape}' for a in args)
+            def call():
+                out = func(*args)
+                if inspect.isgenerator(out): out = list(out)
+                return out
+            _record(name, call, f'({kinds})')
+        run()
+
+
 if __name__ == '__main__':
     fuzz_estimators()
+    fuzz_functions()
     with open(OUT, 'w') as f:
         json.dump({**COUNTS, 'failure_examples': FAILURES[:50]}, f, indent=1)
     print(json.dumps(COUNTS))

@@ -48,9 +48,13 @@ def test_2_infeasible_nu_is_an_error():
         NuOELMClassifier(nu=0.9, random_state=0).fit(X, y)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 4))
-    y = np.r_[np.zeros(291), np.ones(9)]                           # 97/3 at the default nu = 0.5
-    with pytest.raises(ValueError, match='nu'):
-        NuOELMClassifier(random_state=0).fit(X, y)
+    y = np.r_[np.zeros(291), np.ones(9)]                           # 97/3: nu = 0.5 is beyond 2 * 3 %
+    with pytest.raises(ValueError, match='infeasible'):
+        NuOELMClassifier(nu=0.5, random_state=0).fit(X, y)
+    # the default nu='auto' chooses a feasible nu and still finds the minority class (no constant classifier)
+    model = NuOELMClassifier(random_state=0).fit(X, y)
+    assert model.nu_ <= 2 * 9 / 300
+    assert (model.predict(X)[y == 1] == 1).mean() >= 0.5
 
 
 # ---------------------------------------------------------------- 3. KOS-ELM / OS-ELM at large C
