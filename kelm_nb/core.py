@@ -70,6 +70,27 @@ def check_positive(value, name, *, allow_none=False, strict=True, integer=False)
         raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
     return value
 
+def _as_array(a, name, ndim=(2,), square=False):
+    """`a` as a float ndarray (float32 kept, other numbers as float64) with `ndim` dimensions, else a `TypeError` or
+    `ValueError` naming it: the thin guard of the public helpers before LAPACK and numba see their arguments."""
+    if a is None or isinstance(a, (str, bytes, dict)) or (callable(a) and not hasattr(a, '__array__')):
+        raise TypeError(f"{name} must be an array of numbers, got {type(a).__name__}")
+    a = np.asarray(a)
+    if a.dtype.kind not in 'fiub':
+        raise TypeError(f"{name} must be an array of numbers, got dtype {a.dtype}")
+    if a.dtype.kind != 'f' or a.dtype.itemsize > 8:
+        a = a.astype(np.float64)
+    if a.ndim not in ndim:
+        raise ValueError(f"{name} must have {' or '.join(map(str, ndim))} dimension(s), got shape {a.shape}")
+    if square and a.shape[0] != a.shape[1]:
+        raise ValueError(f"{name} must be square, got shape {a.shape}")
+    return a
+
+def _check_rows(a, n, name, of):
+    if a.shape[0] != n:
+        raise ValueError(f"{name} has {a.shape[0]} rows where {of} has {n}")
+
+
 # %% ../nbs/02_core.ipynb #34107b9a
 def _check_shape_2d(X, name):
     "Reject 1-D/scalar and empty inputs with a message naming `name`, before scikit-learn's generic checks."
@@ -536,26 +557,6 @@ def _finite_solution(X):
         raise ValueError("the solution of A X = B overflows float64: A is too close to singular at this scale "
                          "(increase the regularisation, i.e. lower C, or rescale)")
     return X
-
-def _as_array(a, name, ndim=(2,), square=False):
-    """`a` as a float ndarray (float32 kept, other numbers as float64) with `ndim` dimensions, else a `TypeError` or
-    `ValueError` naming it: the thin guard of the public helpers before LAPACK and numba see their arguments."""
-    if a is None or isinstance(a, (str, bytes, dict)) or (callable(a) and not hasattr(a, '__array__')):
-        raise TypeError(f"{name} must be an array of numbers, got {type(a).__name__}")
-    a = np.asarray(a)
-    if a.dtype.kind not in 'fiub':
-        raise TypeError(f"{name} must be an array of numbers, got dtype {a.dtype}")
-    if a.dtype.kind != 'f' or a.dtype.itemsize > 8:
-        a = a.astype(np.float64)
-    if a.ndim not in ndim:
-        raise ValueError(f"{name} must have {' or '.join(map(str, ndim))} dimension(s), got shape {a.shape}")
-    if square and a.shape[0] != a.shape[1]:
-        raise ValueError(f"{name} must be square, got shape {a.shape}")
-    return a
-
-def _check_rows(a, n, name, of):
-    if a.shape[0] != n:
-        raise ValueError(f"{name} has {a.shape[0]} rows where {of} has {n}")
 
 def _check_finite(a, name):
     "The LAPACK calls below skip scipy's finiteness checks: check once here, naming the argument."
@@ -1423,8 +1424,9 @@ class _KernelELMBase(BaseEstimator):
         if self.kernel == 'precomputed':
             X = check_array(X, dtype=np.float64, input_name='X')
             if X.shape[1] != self.X_fit_.shape[0]:
-                raise ValueError(f"X must be a precomputed kernel of shape (n_queries, {self.X_fit_.shape[0]}), "
-                                 f"got {X.shape}")
+                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                                 f"{self.X_fit_.shape[0]} features as input: a precomputed kernel of shape "
+                                 f"(n_queries, {self.X_fit_.shape[0]}) against the training rows, got {X.shape}")
             return X @ self.dual_coef_ + self.intercept_
         X = _validate_predict(self, X)
         return kernel_product(self._kernel, X, self.X_fit_, self.dual_coef_) + self.intercept_

@@ -11,7 +11,12 @@ from kelm_nb.core import (ACTIVATIONS, ELMClassifier, ELMRegressor, KernelELMCla
 
 @parametrize_with_checks([RandomHiddenLayer(20, random_state=0), ELMRegressor(30, random_state=0),
                           ELMRegressor(30, C=10.0, random_state=0), ELMClassifier(30, C=10.0, random_state=0),
-                          KernelELMRegressor(), KernelELMClassifier(C=10.0)])
+                          KernelELMRegressor(), KernelELMClassifier(C=10.0),
+                          # the default constructors and the precomputed and Nystroem variants (issue 11)
+                          ELMRegressor(), ELMClassifier(), KernelELMClassifier(),
+                          KernelELMRegressor(kernel='precomputed'), KernelELMClassifier(kernel='precomputed'),
+                          KernelELMRegressor(solver='nystrom', n_components=20, random_state=0),
+                          KernelELMClassifier(solver='nystrom', n_components=20, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
