@@ -300,6 +300,7 @@ def cmd_reproduce(args):
     if out is not None: out.mkdir(parents=True, exist_ok=True)
     mode = 'full protocol' if args.full else 'quick mode'
     summary = {'kelm_nb': kelm_nb.__version__, 'mode': mode, 'random_state': args.random_state,
+               'scheduler': args.scheduler, 'n_jobs': args.n_jobs, 'cpu_count': os.cpu_count(),
                'written': time.strftime('%Y-%m-%d %H:%M:%S'), 'papers': []}
     with contextlib.ExitStack() as stack:
         n_jobs = stack.enter_context(dask_scheduler(args.scheduler)) if args.scheduler else args.n_jobs
