@@ -116,7 +116,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                               'kelm_nb.core._finite_solution': ('core.html#_finite_solution', 'kelm_nb/core.py'),
                               'kelm_nb.core._first_rows': ('core.html#_first_rows', 'kelm_nb/core.py'),
                               'kelm_nb.core._is_dask_array': ('core.html#_is_dask_array', 'kelm_nb/core.py'),
-                              'kelm_nb.core._laplacian_l2': ('core.html#_laplacian_l2', 'kelm_nb/core.py'),
                               'kelm_nb.core._one_vs_all': ('core.html#_one_vs_all', 'kelm_nb/core.py'),
                               'kelm_nb.core._rbf_nodes_inplace': ('core.html#_rbf_nodes_inplace', 'kelm_nb/core.py'),
                               'kelm_nb.core._restore_after_failed_potrf': ('core.html#_restore_after_failed_potrf', 'kelm_nb/core.py'),

@@ -24,8 +24,6 @@ import scipy.linalg
 import scipy.linalg.blas
 from numba import njit, prange
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
-from sklearn.metrics.pairwise import euclidean_distances, linear_kernel as _sk_linear
-from sklearn.metrics.pairwise import polynomial_kernel as _sk_poly, rbf_kernel as _sk_rbf
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
@@ -834,17 +832,6 @@ def register_kernel(name, func, params=()):
         The keyword names `func` accepts (taken from the estimator's `gamma`, `degree`, `coef0` or `kernel_params`).
     """
     KERNELS[name] = (func, tuple(params))
-
-def _laplacian_l2(X, Z, gamma):
-    D = euclidean_distances(X, Z)
-    np.multiply(D, -gamma, out=D)
-    return np.exp(D, out=D)
-
-register_kernel('rbf', lambda X, Z, gamma: _sk_rbf(X, Z, gamma=gamma), ('gamma',))
-register_kernel('laplacian', _laplacian_l2, ('gamma',))
-register_kernel('poly', lambda X, Z, gamma, degree, coef0: _sk_poly(X, Z, degree=degree, gamma=gamma, coef0=coef0),
-                ('gamma', 'degree', 'coef0'))
-register_kernel('linear', lambda X, Z: _sk_linear(X, Z), ())
 
 def compute_kernel(X, Z, kernel, gamma=None, degree=3, coef0=1.0, kernel_params=None):
     """The Gram matrix k(X, Z) for a registered kernel name or a Gram-matrix callable.
