@@ -1133,7 +1133,8 @@ def reproduce(full=False, n_jobs=1, random_state=0):
     Parameters
     ----------
     full : bool, default=False
-        The paper's grids and sizes (about an hour on two cores); else a quick run of a few minutes.
+        The paper's grids and sizes (its 380 tasks: about 7 CPU-minutes by `10_scale_out`'s estimate,
+        the figures' timing studies not counted); else the quick run (38 s on a 2-core machine).
     n_jobs : int, default=1
         Workers of `kelm_nb.experiments.run_tasks`.
     random_state : int, default=0

@@ -614,7 +614,8 @@ def reproduce(full=False, n_jobs=1, random_state=0):
     full : bool, default=False
         Quick mode: WDBC 3-fold x 2 runs, Calhousing (2000-row subsample) and Mackey-Glass (2000 samples) 3-fold x 1
         run, the studies on 2000 training rows. Full: WDBC 3-fold x 20 runs, Calhousing (all rows) and Mackey-Glass
-        (20 000) 10-fold x 1 run, the studies on the whole 75/25 split (about an hour on two cores).
+        (20 000) 10-fold x 1 run, the studies on the whole 75/25 split (16.8 min on a 2-worker
+        local Dask cluster of a 2-core machine: `results/full`, `10_scale_out`).
     n_jobs : int, default=1
         Parallel tasks (joblib, through `kelm_nb.experiments.run_tasks`).
     random_state : int, default=0
