@@ -201,14 +201,15 @@ def _elm_out_of_core_case(quick=False):
     import subprocess
     import tempfile
     n_ooc, n_mem = (200_000, 100_000) if quick else (20_000_000, 2_000_000)
-    folder = tempfile.mkdtemp(prefix='kelm_nb_ooc_')
-    path_x, path_y = _write_regression_npy(folder, n_ooc)
+    # removed when the case is dropped (or at exit): 1.3 GB of .npy at full size
+    folder = tempfile.TemporaryDirectory(prefix='kelm_nb_ooc_')
+    path_x, path_y = _write_regression_npy(folder.name, n_ooc)
     X_mem = np.load(path_x, mmap_mode='r')[:n_mem].copy()
     y_mem = np.load(path_y, mmap_mode='r')[:n_mem].copy()
 
     def ours():
         out = subprocess.run([sys.executable, '-c', _OOC_SCRIPT, path_x, path_y, str(n_ooc), '50000'],
-                             capture_output=True, text=True, check=True)
+                             capture_output=True, text=True, check=True, cwd=folder.name)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     def peer():
