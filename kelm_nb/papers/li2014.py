@@ -973,11 +973,11 @@ def plot_timings(f1, f2, f3):
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
     for ax, t, xlab in zip(axes, (f1, f2, f3), ('number of samples N', 'number of kernels', 'number of classes')):
-        df = t.to_frame()
-        x = np.array([int(''.join(ch for ch in s if ch.isdigit())) for s in df.index])
+        rows = t.records()       # plain dicts: a figure needs no pandas (not a runtime requirement)
+        x = np.array([int(''.join(ch for ch in r['row'] if ch.isdigit())) for r in rows])
         for col, mk in (('silp_s', 'o-'), ('newton_s', 'd-'), ('qcqp_s', 's--')):
-            if col in df:
-                v = df[col].to_numpy(dtype=float)
+            if col in t.columns:
+                v = np.array([np.nan if r.get(col) is None else r[col] for r in rows], dtype=float)
                 ok = np.isfinite(v)
                 ax.loglog(x[ok], v[ok], mk, label=col.split('_')[0].upper())
         ax.set_xlabel(xlab)

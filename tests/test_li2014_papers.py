@@ -1,0 +1,27 @@
+"""kelm_nb.papers.li2014 on a plain install: its figures need no pandas (pandas is not a runtime requirement)."""
+import pytest
+
+from kelm_nb.experiments import Table
+from kelm_nb.papers import li2014 as L
+
+
+def test_plot_timings_needs_no_pandas(monkeypatch):
+    tables = [L.timing_vs_samples((100, 200), 100, 0), L.timing_vs_kernels(100, (2, 5), 0, 0),
+              L.timing_vs_classes(100, (2, 5), 0, 0)]
+
+    def no_pandas(self):
+        raise ImportError('Table.to_frame() needs pandas')
+    monkeypatch.setattr(Table, 'to_frame', no_pandas)
+    fig = L.plot_timings(*tables)
+    assert fig.get_label() == 'fig1_2_3_solver_times'
+    assert [len(ax.lines) for ax in fig.axes] == [3, 3, 3]     # SILP, Newton and the QCQP drawn on each panel
+
+
+@pytest.mark.parametrize('module', ['frenay2011', 'zhu2014', 'ding2017', 'li2014', 'scardapane2015'])
+def test_papers_modules_never_import_pandas_at_top_level(module):
+    import ast
+    import importlib
+    tree = ast.parse(open(importlib.import_module(f'kelm_nb.papers.{module}').__file__).read())
+    top = {a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names}
+    top |= {n.module for n in tree.body if isinstance(n, ast.ImportFrom) and n.module}
+    assert 'pandas' not in top
