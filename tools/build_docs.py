@@ -1089,6 +1089,12 @@ def write_manifest(out_dir, plan, pages, **info):
     return manifest
 
 
+def _copy_results(src, dst):
+    "The committed results (tables, figures, summaries; no task store, no HTML index): the home page links there."
+    if src.is_dir():
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns('.tasks', '*.html'), dirs_exist_ok=True)
+
+
 def build(out_dir='_docs', execute=False, export_source='fold', nbs=NBS, quiet=False):
     """Build the site into `out_dir`; return the manifest (pages, timings, warnings) also written as pages.json.
 
@@ -1104,6 +1110,7 @@ def build(out_dir='_docs', execute=False, export_source='fold', nbs=NBS, quiet=F
     out_dir, nbs = Path(out_dir).resolve(), Path(nbs).resolve()
     _prepare_out(out_dir)
     _write_static(out_dir)
+    _copy_results(nbs.parent / 'results', out_dir / 'results')
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
 
     plan = plan_site(nbs, PAPERS)
