@@ -120,6 +120,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                               'kelm_nb.core._rbf_nodes_inplace': ('core.html#_rbf_nodes_inplace', 'kelm_nb/core.py'),
                               'kelm_nb.core._restore_after_failed_potrf': ('core.html#_restore_after_failed_potrf', 'kelm_nb/core.py'),
                               'kelm_nb.core._ridge_from_normal_equations': ('core.html#_ridge_from_normal_equations', 'kelm_nb/core.py'),
+                              'kelm_nb.core._spd_solve_checked': ('core.html#_spd_solve_checked', 'kelm_nb/core.py'),
                               'kelm_nb.core._threadpool_controller': ('core.html#_threadpool_controller', 'kelm_nb/core.py'),
                               'kelm_nb.core._validate_constraints': ('core.html#_validate_constraints', 'kelm_nb/core.py'),
                               'kelm_nb.core._validate_fit': ('core.html#_validate_fit', 'kelm_nb/core.py'),

@@ -531,6 +531,10 @@ def spd_solve(A, B, *, overwrite_a=False):
     _check_rows(B, A.shape[0], 'B', 'A')
     _check_finite(A, 'A')
     _check_finite(B, 'B')
+    return _spd_solve_checked(A, B, overwrite_a)
+
+def _spd_solve_checked(A, B, overwrite_a):
+    "`spd_solve` on arguments the caller has validated and checked finite (no second O(n^2) pass on a hot path)."
     # a Fortran-ordered view of the (symmetric) matrix lets LAPACK work in place; otherwise factor a copy
     F = A.T if A.flags.c_contiguous else A
     if not (overwrite_a and F.flags.f_contiguous and F.flags.writeable):
@@ -624,7 +628,7 @@ def kernel_ridge_solve(K, T, C, *, overwrite_k=False):
     _check_finite(K, 'K')
     _check_finite(T, 'T')
     A = K if overwrite_k else K.copy()
-    return spd_solve(_add_to_diagonal(A, 1.0 / C), T, overwrite_a=True)
+    return _spd_solve_checked(_add_to_diagonal(A, 1.0 / C), T, overwrite_a=True)
 
 def kernel_ridge_with_bias(K, T, C, *, overwrite_k=False):
     """Dual coefficients and unpenalised bias of kernel ridge regression (the LS-SVM system of Suykens):
