@@ -306,6 +306,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                      'kelm_nb.experiments.bench_case': ('experiments.html#bench_case', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments.check_target': ('experiments.html#check_target', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments.cross_test': ('experiments.html#cross_test', 'kelm_nb/experiments.py'),
+                                     'kelm_nb.experiments.cv_fold_scores': ('experiments.html#cv_fold_scores', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments.defaults_check': ('experiments.html#defaults_check', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments.grid_search': ('experiments.html#grid_search', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments.mean_ci': ('experiments.html#mean_ci', 'kelm_nb/experiments.py'),

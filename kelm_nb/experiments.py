@@ -37,8 +37,8 @@ from .core import limit_blas_threads
 # %% auto #0
 __all__ = ['METRICS', 'CASES', 'RESERVED_FIELDS', 'PAPERS', 'nrmse', 'mean_ci', 'Table', 'ReproductionTable', 'task_store',
            'run_tasks', 'single_threaded', 'grid_search', 'CrossTestResult', 'cross_test', 'SplitResults',
-           'paired_ttest', 'repeated_splits', 'defaults_check', 'BenchCase', 'CaseInfo', 'bench_case', 'check_target',
-           'run_case', 'Paper']
+           'paired_ttest', 'repeated_splits', 'cv_fold_scores', 'defaults_check', 'BenchCase', 'CaseInfo', 'bench_case',
+           'check_target', 'run_case', 'Paper']
 
 # %% ../nbs/01_experiments.ipynb #68001c5b
 def _check_targets(y, name='y', allow_2d=False):
@@ -800,8 +800,25 @@ def _default_peers(task):
         return {'Ridge()': Ridge(), "KernelRidge('rbf')": KernelRidge(kernel='rbf'), 'SVR()': SVR()}
     return {'SVC()': SVC()}
 
-def _cv_score(estimator, name, max_rows, random_state):
-    "One task of `defaults_check`: the mean 3-fold CV score of `estimator` (scaled inputs) on data set `name`."
+def cv_fold_scores(estimator, name, max_rows=1000, random_state=0):
+    """The 3-fold CV scores of `estimator` behind a `StandardScaler` on the bundled set `name`: R² for regression,
+    accuracy for classification (shuffled `KFold` / `StratifiedKFold`), the folds `defaults_check` uses.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Cloned before fitting.
+    name : str
+        A bundled data set.
+    max_rows : int, default=1000
+        Larger sets are subsampled (without replacement) to this many rows.
+    random_state : int, default=0
+        Seed of the subsample and of the folds.
+
+    Returns
+    -------
+    ndarray of shape (3,)
+    """
     from sklearn.model_selection import cross_val_score
     from kelm_nb.datasets import DATASETS, load_dataset
     X, y = load_dataset(name)
@@ -811,7 +828,11 @@ def _cv_score(estimator, name, max_rows, random_state):
     regression = DATASETS[name]['task'] == 'regression'
     cv = (KFold if regression else StratifiedKFold)(3, shuffle=True, random_state=random_state)
     model = Pipeline([('scale', StandardScaler()), ('model', clone(estimator))])
-    return float(np.mean(cross_val_score(model, X, y, cv=cv, scoring='r2' if regression else 'accuracy')))
+    return cross_val_score(model, X, y, cv=cv, scoring='r2' if regression else 'accuracy')
+
+def _cv_score(estimator, name, max_rows, random_state):
+    "One task of `defaults_check`: the mean of `cv_fold_scores`."
+    return float(np.mean(cv_fold_scores(estimator, name, max_rows, random_state)))
 
 def defaults_check(estimators, task, datasets=None, max_rows=1000, tolerance=0.05, random_state=0, n_jobs=1,
                    progress=None):
