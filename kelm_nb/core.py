@@ -319,6 +319,21 @@ class RandomHiddenLayer(TransformerMixin, BaseEstimator):
         tags.transformer_tags.preserves_dtype = ['float64', 'float32']
         return tags
 
+def _blas_matmul(A, B, out=None):
+    """C-ordered `A @ B` by SciPy's gemm on the transposes (no copy of C-ordered operands), into `out` if given.
+
+    NumPy's and SciPy's wheels each bring their own OpenBLAS. A loop that alternates between the two leaves the idle
+    pool's threads spinning on the cores the other one needs: the blockwise fits (`NormalEquations`, ESVR) make
+    every BLAS call through SciPy (measured in `04_esvr`, "One BLAS library per loop")."""
+    A, B = np.ascontiguousarray(A), np.ascontiguousarray(B)
+    gemm, = scipy.linalg.get_blas_funcs(('gemm',), (A, B))
+    if 0 in A.shape + B.shape or (out is not None and not (out.flags.c_contiguous and out.dtype == gemm.dtype)):
+        return np.matmul(A, B, out=out)
+    if out is None:
+        return gemm(1.0, B.T, A.T).T
+    gemm(1.0, B.T, A.T, beta=0.0, c=out.T, overwrite_c=1)      # out.T is Fortran-ordered: written in place
+    return out
+
 def hidden_output(X, W, b, activation):
     """$H = g(XW + b)$ computed with one BLAS product and one in-place jitted pass, in the dtype of `X`.
 
@@ -343,16 +358,16 @@ def hidden_output(X, W, b, activation):
     W = W.astype(X.dtype, copy=False)
     b = np.ascontiguousarray(b, dtype=X.dtype)
     if callable(activation):
-        H = X @ W
+        H = _blas_matmul(X, W)
         H += b
         return np.asarray(activation(H), dtype=X.dtype)
     code = ACTIVATIONS[activation]
     if activation == 'rbf':
-        H = X @ W
+        H = _blas_matmul(X, W)
         row_sq = np.einsum('ij,ij->i', X, X)
         _rbf_nodes_inplace(H, np.abs(b), np.einsum('ij,ij->j', W, W), row_sq)
         return H
-    H = np.ascontiguousarray(X @ W)
+    H = _blas_matmul(X, W)
     _activate_inplace(H, b, code)
     return H
 
@@ -688,7 +703,7 @@ class NormalEquations:
     h_mean : ndarray of shape (n_features,)
     t_mean : float or ndarray of shape target_shape
     M_hh : ndarray of shape (n_features, n_features)
-        Upper triangle of the centred moment of H (the lower triangle is not maintained).
+        Lower triangle of the centred moment of H, Fortran-ordered (the upper triangle is not maintained).
     M_ht : ndarray of shape (n_features,) + target_shape
 
     Examples
@@ -705,37 +720,59 @@ class NormalEquations:
         self.M_hh = np.zeros((n_features, n_features), order='F')
         self.M_ht = np.zeros((n_features,) + tuple(target_shape))
 
-    def _merge(self, n, h_mean, t_mean, M_hh, M_ht):
-        "Combine with the statistics of another set of rows (Chan et al.'s pairwise update); in place."
-        if n == 0: return self
+    def _move_means(self, n, h_mean, t_mean):
+        """The first half of Chan et al.'s pairwise update for n more rows with means `h_mean`, `t_mean`: the moments
+        gain $w\\,\\delta_h\\delta_h^T$ and $w\\,\\delta_h\\delta_t^T$ ($w = n_{self}n/(n_{self}+n)$) and the means move;
+        the caller adds the new rows' own centred moments. In place."""
         total = self.n + n
         dh, dt = h_mean - self.h_mean, t_mean - self.t_mean
-        w = self.n * n / total
-        # C <- w dh dh^T + C on the upper triangle (dsyr), then the other set's moment
-        self.M_hh = scipy.linalg.blas.dsyr(w, dh, a=self.M_hh, lower=0, overwrite_a=1) if self.n else self.M_hh
-        self.M_hh += M_hh
-        self.M_ht += M_ht + w * np.multiply.outer(dh, dt)
+        if self.n:
+            w = self.n * n / total
+            self.M_hh = scipy.linalg.blas.dsyr(w, dh, a=self.M_hh, lower=1, overwrite_a=1)
+            self.M_ht += w * np.multiply.outer(dh, dt)
         self.h_mean = self.h_mean + dh * (n / total)
         self.t_mean = self.t_mean + dt * (n / total)
         self.n = total
+
+    def _merge(self, n, h_mean, t_mean, M_hh, M_ht):
+        "Combine with the statistics of another set of rows (Chan et al.'s pairwise update); in place."
+        if n == 0: return self
+        self._move_means(n, h_mean, t_mean)
+        self.M_hh += M_hh
+        self.M_ht += M_ht
         return self
 
-    def add(self, H, T, overwrite_h=False):
-        """Add the rows of `H` (n_rows, n_features) and their targets `T`; returns self. With `overwrite_h` a
-        float64 `H` that owns its memory (a fresh array, not a view of someone's data) is centred in place."""
-        H = np.asarray(H, dtype=np.float64)
-        if not (overwrite_h and H.flags.owndata and H.flags.writeable and H.flags.c_contiguous):
-            H = np.array(H, order='C')                    # our own copy: centred in place below
-        T = np.asarray(T, dtype=np.float64)
-        if H.shape[0] == 0: return self
-        _check_finite(H, 'H')
+    def add(self, H, T, overwrite_h=False, shift=None):
+        """Add the rows of `H` (n_rows, n_features) and their targets `T`; returns self.
+
+        With `overwrite_h` a float64 `H` that owns its memory (a fresh array, not a view of someone's data) is
+        centred in place. With `shift`, the producer of `H` has already subtracted `shift` from every row (e.g. the
+        mean of the first rows, while the block was in cache): the moment is taken of the shifted rows and corrected
+        by the rank-one term of their mean, which is small when `shift` is close to the block's mean, so no digits
+        cancel."""
+        H, T = np.asarray(H, dtype=np.float64), np.asarray(T, dtype=np.float64)
+        m = H.shape[0]
+        if m == 0: return self
         _check_finite(T, 'T')
-        h_mean, t_mean = H.mean(axis=0), T.mean(axis=0)
-        H -= h_mean
-        # the block's centred moment: the upper triangle of Hc^T Hc by syrk on the F-ordered view Hc^T (no copy)
-        M_hh = scipy.linalg.blas.dsyrk(1.0, H.T, trans=0, lower=0)
-        M_ht = H.T @ (T - t_mean)
-        return self._merge(H.shape[0], h_mean, t_mean, M_hh, M_ht)
+        with np.errstate(invalid='ignore', over='ignore'):
+            d = H.mean(axis=0)
+        _check_finite(d, 'H')             # a NaN or an infinity makes its column's mean non-finite: no second scan
+        if shift is None:
+            if not (overwrite_h and H.flags.owndata and H.flags.writeable and H.flags.c_contiguous):
+                H = np.array(H, order='C')                # our own copy: centred in place below
+            H -= d
+            shift, d = d, None
+        t_mean = T.mean(axis=0)
+        self._move_means(m, shift if d is None else shift + d, t_mean)
+        # the block's centred moments, accumulated in place: M_hh += H_s^T H_s by syrk on the F-ordered view H_s^T
+        # (lower triangle), M_ht += H_s^T (T - t_mean); every BLAS call through SciPy (see `_blas_matmul`)
+        self.M_hh = scipy.linalg.blas.dsyrk(1.0, H.T, beta=1.0, c=self.M_hh, trans=0, lower=1, overwrite_c=1)
+        if d is not None:                 # sum (h - s)(h - s)^T - m d d^T = sum (h - mean)(h - mean)^T, d = mean - s
+            self.M_hh = scipy.linalg.blas.dsyr(-float(m), d, a=self.M_hh, lower=1, overwrite_a=1)
+        Tc = T - t_mean
+        gemv_or_gemm = scipy.linalg.blas.dgemv if Tc.ndim == 1 else scipy.linalg.blas.dgemm
+        self.M_ht += gemv_or_gemm(1.0, H.T, Tc)
+        return self
 
     def __add__(self, other):
         out = NormalEquations(0)
@@ -745,10 +782,11 @@ class NormalEquations:
 
     def gram(self, centered=False):
         "The full symmetric $H^TH$, or the centred $\\sum_i (h_i - \\bar h)(h_i - \\bar h)^T$ (a new array)."
-        U = np.triu(self.M_hh)
-        G = U + np.triu(U, 1).T
+        G = np.array(self.M_hh, order='F')
         if not centered:
-            G += self.n * np.outer(self.h_mean, self.h_mean)
+            G = scipy.linalg.blas.dsyr(float(self.n), self.h_mean, a=G, lower=1, overwrite_a=1)
+        G = np.tril(G)
+        G += np.tril(G, -1).T
         return G
 
     def cross(self, centered=False):

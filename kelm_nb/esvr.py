@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import check_cv
 from sklearn.utils.validation import _check_sample_weight
 from .core import (RandomHiddenLayer, NormalEquations, block_rows, check_memory, keep_state_on_error,
-                          _check_finite, _elm_solution, _validate_fit, _validate_predict,
+                          _blas_matmul, _check_finite, _elm_solution, _validate_fit, _validate_predict,
                           check_array_2d, check_positive, compute_kernel, kernel_product,
                           kernel_ridge_with_bias, ridge_solve, row_chunks, spd_solve)
 
@@ -218,7 +218,7 @@ def _features(layer, X, check=True):
         return np.array(X, dtype=np.float64, order='C')
     if isinstance(layer.activation, str) and layer.activation in _UFUNC_ACTIVATIONS:
         sign, activate = _UFUNC_ACTIVATIONS[layer.activation]
-        H = np.column_stack([X, np.ones(X.shape[0])]) @ (sign * np.vstack([layer.weights_, layer.biases_]))
+        H = _blas_matmul(np.column_stack([X, np.ones(X.shape[0])]), sign * np.vstack([layer.weights_, layer.biases_]))
         with np.errstate(over='ignore', invalid='ignore'):
             activate(H)
     else:
@@ -237,25 +237,50 @@ def _with_constant(H, constant, sqrt_weight=None):
     sw = np.ones(H.shape[0]) if sqrt_weight is None else sqrt_weight
     return np.column_stack([H * sw[:, None], constant * sw])
 
+# rows of a sub-block that stays in cache between the product, the activation and the shift (2 MB)
+_CACHE_BYTES = 2 ** 21
+
+def _shifted_features(layer, X, out):
+    """`(H, shift)`: $\\Phi(X)$ minus `shift`, the mean of its first rows, written into `out[:len(X)]` (ufunc
+    activations; any other layer gives a new $\\Phi(X)$ and shift None). The product, the activation and the shift
+    run on sub-blocks of 2 MB that stay in cache — one trip to memory instead of four; `NormalEquations.add`
+    takes the shift back out exactly."""
+    if layer is None or not (isinstance(layer.activation, str) and layer.activation in _UFUNC_ACTIVATIONS):
+        return _features(layer, X, check=False), None
+    sign, activate = _UFUNC_ACTIVATIONS[layer.activation]
+    X1, W1 = np.column_stack([X, np.ones(X.shape[0])]), sign * np.vstack([layer.weights_, layer.biases_])
+    H, shift = out[:X.shape[0]], None
+    for rows in row_chunks(X.shape[0], 8 * H.shape[1], _CACHE_BYTES):
+        Z = _blas_matmul(X1[rows], W1, out=H[rows])
+        with np.errstate(over='ignore', invalid='ignore'):
+            activate(Z)
+            if shift is None:
+                shift = Z.mean(axis=0)
+            Z -= shift
+    return H, shift
+
 def _hidden_statistics(layer, X, T, width):
-    """`NormalEquations` of $\\Phi(X)$ and T over row blocks of at most 32 MB: H is never held whole (`add` checks
-    each block for NaN and infinity, and centres it in place)."""
+    """`NormalEquations` of $\\Phi(X)$ and T over row blocks of at most 32 MB written into one reused buffer: H is
+    never held whole (`add` checks each block for NaN and infinity through its column means)."""
     ne = NormalEquations(width, T.shape[1:])
     step = block_rows(width)
+    buffer = np.empty((min(step, X.shape[0]), width))
     for start in range(0, X.shape[0], step):
-        ne.add(_features(layer, X[start:start + step], check=False), T[start:start + step], overwrite_h=True)
+        H, shift = _shifted_features(layer, X[start:start + step], buffer)
+        ne.add(H, T[start:start + step], overwrite_h=True, shift=shift)
     return ne
 
 def _bordered(ne, constant):
-    """$F^\\top F$ and $F^\\top T$ of $F=[H, c\\,e]$ from the statistics of H alone:
-    $\\begin{bmatrix}H^\\top H & c\\,H^\\top e\\\\ c\\,e^\\top H & c^2m\\end{bmatrix}$ and
-    $\\begin{bmatrix}H^\\top T\\\\ c\\,e^\\top T\\end{bmatrix}$."""
-    G, L = ne.gram(), ne.h_mean.shape[0]
-    Ga = np.empty((L + 1, L + 1))
-    Ga[:L, :L] = G
-    Ga[L, :L] = Ga[:L, L] = constant * ne.h_sum
-    Ga[L, L] = constant ** 2 * ne.n
-    return Ga, np.concatenate([ne.cross(), (constant * np.asarray(ne.t_sum))[None]])
+    """$F^\\top F$ and $F^\\top T$ of $F=[H, c\\,e]$ from the statistics of H alone, without a pass over the rows:
+    the constant column has no spread, so $F^\\top F$ is H's centred moment bordered by zeros plus
+    $n\\,\\bar f\\bar f^\\top$, $\\bar f=[\\bar h; c]$ (one rank-one update). Only the lower triangle is formed
+    (Fortran-ordered): what `spd_solve`'s Cholesky and `scipy.linalg.eigh` read."""
+    L = ne.h_mean.shape[0]
+    G = np.empty((L + 1, L + 1), order='F')
+    G[:L, :L] = ne.M_hh
+    G[L, :], G[:L, L] = 0.0, 0.0
+    G = scipy.linalg.blas.dsyr(float(ne.n), np.append(ne.h_mean, constant), a=G, lower=1, overwrite_a=1)
+    return G, np.concatenate([ne.cross(), (constant * np.asarray(ne.t_sum))[None]])
 
 def _esvr_system(layer, X, T, sample_weight=None):
     """The normal equations of eq. 9, $E^\\top SE$ and $E^\\top ST$ for $E=[\\Phi(X), -e]$, accumulated over row blocks
@@ -399,6 +424,8 @@ class ESVR(_RandomFeatureRegressor):
         X, y = _validate_fit(self, X, y)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+            if np.all(sample_weight == 1.0):
+                sample_weight = None          # unit weights are no weights: the same model, by the unweighted path
         layer = self._layer()
         layer = None if layer is None else layer.fit(X)
         form = _form(self.solver, X.shape[0], X.shape[1] if layer is None else self.n_hidden)
