@@ -8,8 +8,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kelm_nb.core import KernelELMClassifier, KernelELMRegressor, limit_blas_threads
 from kelm_nb.mkl import (ArrayKernelBank, DegenerateFitWarning, GaussianKernelBank, MKLELMClassifier,
-                         MKLELMRegressor, _gauss_combine, _gauss_products, _gauss_quad, _kernel_stats, _sqdist,
-                         kernel_matrices, mkl_objective, newton_mkl, qcqp_mkl, silp_mkl, simplex_qp)
+                         MKLELMRegressor, _gauss_combine, _gauss_products, _gauss_products_rows, _gauss_quad,
+                         _kernel_stats, _sqdist, kernel_matrices, mkl_objective, newton_mkl, qcqp_mkl, silp_mkl,
+                         simplex_qp)
 
 
 @pytest.fixture(autouse=True, scope='module')
@@ -299,7 +300,13 @@ def test_gaussian_bank_jitted(dtype):
     np.testing.assert_allclose(_gauss_combine(D2, gam, th), sum(t * K for t, K in zip(th, Ks)), atol=1e-13)
     A = rng.normal(size=(57, 2))
     np.testing.assert_allclose(_gauss_quad(D2, gam, A), [np.vdot(A, K @ A) for K in Ks], rtol=1e-11)
-    np.testing.assert_allclose(_gauss_products(D2, gam, A), np.stack([K @ A for K in Ks]), rtol=1e-11, atol=1e-12)
+    KA = np.stack([K @ A for K in Ks])
+    for n_buffers in (1, 2, 3):     # the per-thread buffers of the symmetric pass, however many
+        np.testing.assert_allclose(_gauss_products(D2, gam, A, n_buffers), KA, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(_gauss_products_rows(D2, gam, A), KA, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(_gauss_products(D2, gam[[3, 1]], A, 2), KA[[3, 1]], rtol=1e-11, atol=1e-12)
+    Kc = _gauss_combine(D2, gam, th)
+    assert np.array_equal(Kc, Kc.T)
     bank = GaussianKernelBank(X, gam)
     np.testing.assert_allclose(bank.combine(th), sum(t * K for t, K in zip(th, Ks)), atol=1e-13)
     r1 = newton_mkl(bank, np.sign(Xd[:, 0]), C=1.0, eps=1e-10)
