@@ -13,8 +13,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import check_cv
 from sklearn.utils.validation import _check_sample_weight
 from .core import (RandomHiddenLayer, NormalEquations, block_rows, check_memory, keep_state_on_error,
-                          _blas_matmul, _check_finite, _elm_solution, _validate_fit, _validate_predict,
-                          check_array_2d, check_positive, compute_kernel, kernel_product,
+                          _UFUNC_ACTIVATIONS, _check_finite, _ufunc_hidden_output, _elm_solution, _validate_fit,
+                          _validate_predict, check_array_2d, check_positive, compute_kernel, kernel_product,
                           kernel_ridge_with_bias, ridge_solve, row_chunks, spd_solve)
 
 # %% ../nbs/04_esvr.ipynb #e3fa89ee
@@ -195,18 +195,6 @@ def lssvr_solve(K, T, gamma_reg):
     return _finite_result(alpha, 'the LS-SVR solution'), _finite_result(b, 'the LS-SVR bias')
 
 # %% ../nbs/04_esvr.ipynb #951b7ff3
-def _sigmoid_of_negated(Z):
-    "$1/(1+e^{Z})$ in place, for $Z = -(XW+b)$."
-    np.exp(Z, out=Z)
-    Z += 1.0
-    np.reciprocal(Z, out=Z)
-
-# (sign of the pre-activation handed over, in-place NumPy ufuncs): vectorised, for these activations several times
-# faster than a scalar pass on one thread; sigmoid and 'exp' need e^{-z}, so the sign is folded into the product
-_UFUNC_ACTIVATIONS = {'sigmoid': (-1.0, _sigmoid_of_negated), 'exp': (-1.0, lambda Z: np.exp(Z, out=Z)),
-                      'tanh': (1.0, lambda Z: np.tanh(Z, out=Z)), 'sin': (1.0, lambda Z: np.sin(Z, out=Z)),
-                      'relu': (1.0, lambda Z: np.maximum(Z, 0.0, out=Z)), 'linear': (1.0, lambda Z: Z)}
-
 _NONFINITE = ("the hidden-layer output contains NaN or infinity: the activation overflowed (e.g. 'exp' on unscaled "
               "inputs); standardise X (StandardScaler) or use a bounded activation such as 'sigmoid'")
 
@@ -217,10 +205,7 @@ def _features(layer, X, check=True):
     if layer is None:
         return np.array(X, dtype=np.float64, order='C')
     if isinstance(layer.activation, str) and layer.activation in _UFUNC_ACTIVATIONS:
-        sign, activate = _UFUNC_ACTIVATIONS[layer.activation]
-        H = _blas_matmul(np.column_stack([X, np.ones(X.shape[0])]), sign * np.vstack([layer.weights_, layer.biases_]))
-        with np.errstate(over='ignore', invalid='ignore'):
-            activate(H)
+        H = _ufunc_hidden_output(np.asarray(X, dtype=np.float64), layer.weights_, layer.biases_, layer.activation)
     else:
         H = np.array(layer.transform(X), dtype=np.float64, order='C')
     if check and not np.isfinite(H).all():
@@ -237,27 +222,14 @@ def _with_constant(H, constant, sqrt_weight=None):
     sw = np.ones(H.shape[0]) if sqrt_weight is None else sqrt_weight
     return np.column_stack([H * sw[:, None], constant * sw])
 
-# rows of a sub-block that stays in cache between the product, the activation and the shift (2 MB)
-_CACHE_BYTES = 2 ** 21
-
 def _shifted_features(layer, X, out):
-    """`(H, shift)`: $\\Phi(X)$ minus `shift`, the mean of its first rows, written into `out[:len(X)]` (ufunc
-    activations; any other layer gives a new $\\Phi(X)$ and shift None). The product, the activation and the shift
-    run on sub-blocks of 2 MB that stay in cache — one trip to memory instead of four; `NormalEquations.add`
-    takes the shift back out exactly."""
+    """`(H, shift)`: $\\Phi(X)$ minus `shift`, the mean of its first rows, written into `out[:len(X)]` by the core's
+    cache-blocked `_ufunc_hidden_output` (ufunc activations; any other layer gives a new $\\Phi(X)$ and shift None);
+    `NormalEquations.add` takes the shift back out exactly."""
     if layer is None or not (isinstance(layer.activation, str) and layer.activation in _UFUNC_ACTIVATIONS):
         return _features(layer, X, check=False), None
-    sign, activate = _UFUNC_ACTIVATIONS[layer.activation]
-    X1, W1 = np.column_stack([X, np.ones(X.shape[0])]), sign * np.vstack([layer.weights_, layer.biases_])
-    H, shift = out[:X.shape[0]], None
-    for rows in row_chunks(X.shape[0], 8 * H.shape[1], _CACHE_BYTES):
-        Z = _blas_matmul(X1[rows], W1, out=H[rows])
-        with np.errstate(over='ignore', invalid='ignore'):
-            activate(Z)
-            if shift is None:
-                shift = Z.mean(axis=0)
-            Z -= shift
-    return H, shift
+    return _ufunc_hidden_output(np.asarray(X, dtype=np.float64), layer.weights_, layer.biases_, layer.activation,
+                                out=out, shift=True)
 
 def _hidden_statistics(layer, X, T, width):
     """`NormalEquations` of $\\Phi(X)$ and T over row blocks of at most 32 MB written into one reused buffer: H is
