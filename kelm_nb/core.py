@@ -357,9 +357,7 @@ def _ufunc_hidden_output(X, W, b, activation, out=None, shift=False):
     sign, activate = _UFUNC_ACTIVATIONS[activation]
     X1 = np.column_stack([X, np.ones(X.shape[0], dtype=X.dtype)])
     W1 = (sign * np.vstack([W, b])).astype(X.dtype, copy=False)
-    # zeros, not empty: two BLAS threads writing into untouched np.empty memory fault it in several times slower
-    # (measured below)
-    H = np.zeros((X.shape[0], W.shape[1]), dtype=X.dtype) if out is None else out[:X.shape[0]]
+    H = np.empty((X.shape[0], W.shape[1]), dtype=X.dtype) if out is None else out[:X.shape[0]]
     mean = None
     step = max(1, _CACHE_BYTES // (H.itemsize * max(H.shape[1], 1)))
     for start in range(0, X.shape[0], step):
