@@ -760,9 +760,9 @@ class NormalEquations:
         self.M_ht = np.zeros((n_features,) + tuple(target_shape))
 
     def _move_means(self, n, h_mean, t_mean):
-        """The first half of Chan et al.'s pairwise update for n more rows with means `h_mean`, `t_mean`: the moments
-        gain $w\\,\\delta_h\\delta_h^T$ and $w\\,\\delta_h\\delta_t^T$ ($w = n_{self}n/(n_{self}+n)$) and the means move;
-        the caller adds the new rows' own centred moments. In place."""
+        """The first half of Chan et al.'s pairwise update for n more rows with means `h_mean`, `t_mean`: the
+        moments gain $w\\,\\delta_h\\delta_h^T$ and $w\\,\\delta_h\\delta_t^T$ ($w = n_{self}n/(n_{self}+n)$) and the
+        means move; the caller adds the new rows' own centred moments. In place."""
         total = self.n + n
         dh, dt = h_mean - self.h_mean, t_mean - self.t_mean
         if self.n:

@@ -35,7 +35,8 @@ intro = """# kelm_nb
 > Kernel extreme learning machines, literate: five papers derived, implemented with numba, tested against
 > independent oracles and reproduced on the papers' own data — as scikit-learn estimators."""
 
-about = """kelm_nb is a library about **kernel extreme learning machines (ELM)**, in two floors. The **library floor** holds
+about = """kelm_nb is a library about **kernel extreme learning machines (ELM)**, in two floors. The \
+**library floor** holds
 what a user imports to learn from data — kernels, solvers, estimators — each derived, implemented (inner loops jitted
 with numba, linear algebra through LAPACK) and checked against an independent oracle in its notebook. The **papers
 floor** (`kelm_nb.papers`) reruns each paper's experiments on the bundled real data, with every gap to the paper
@@ -45,12 +46,19 @@ default constructor), and they are re-exported at the root: `from kelm_nb import
 
 | paper | method notebook → module | estimators | experiment notebook → module |
 |---|---|---|---|
-| Huang et al. 2006/2012 — ELM, regularised ELM, kernel ELM (the baselines) | `02_core` → `kelm_nb.core` | `ELMRegressor`, `ELMClassifier`, `KernelELMRegressor`, `KernelELMClassifier`, `RandomHiddenLayer` | — |
-| Frénay & Verleysen 2011 — parameter-insensitive ELM kernel in SVR | `03_kernels` → `kelm_nb.kernels` | `ELMKernelSVR` (+ `elm_kernel`, `asymptotic_elm_kernel`) | `papers/03_frenay2011` → `kelm_nb.papers.frenay2011` |
-| Zhu, Miao & Qing — Extreme Support Vector Regression | `04_esvr` → `kelm_nb.esvr` | `ESVR`, `ESVRCV`, `LSSVR`, `ELMRegressorCV` | `papers/04_zhu2014` → `kelm_nb.papers.zhu2014` |
-| Ding, Lan, Zhang & Xu 2017 — ν-OELM | `05_nu_oelm` → `kelm_nb.nu_oelm` | `NuOELMClassifier`, `OELMClassifier` | `papers/05_ding2017` → `kelm_nb.papers.ding2017` |
-| Li, Mao & Jiang 2014 — multiple-kernel ELM | `06_mkl` → `kelm_nb.mkl` | `MKLELMClassifier`, `MKLELMRegressor`, `GaussianKernelBank` | `papers/06_li2014` → `kelm_nb.papers.li2014` |
-| Scardapane et al. 2015 — online sequential kernel ELM | `07_kos_elm` → `kelm_nb.kos_elm` | `KOSELMRegressor`, `KOSELMClassifier`, `OSELMRegressor`, `OSELMClassifier` | `papers/07_scardapane2015` → `kelm_nb.papers.scardapane2015` |
+| Huang et al. 2006/2012 — ELM, regularised ELM, kernel ELM (the baselines) | `02_core` → `kelm_nb.core` | \
+`ELMRegressor`, `ELMClassifier`, `KernelELMRegressor`, `KernelELMClassifier`, `RandomHiddenLayer` | — |
+| Frénay & Verleysen 2011 — parameter-insensitive ELM kernel in SVR | `03_kernels` → `kelm_nb.kernels` | \
+`ELMKernelSVR` (+ `elm_kernel`, `asymptotic_elm_kernel`) | `papers/03_frenay2011` → `kelm_nb.papers.frenay2011` |
+| Zhu, Miao & Qing — Extreme Support Vector Regression | `04_esvr` → `kelm_nb.esvr` | `ESVR`, `ESVRCV`, \
+`LSSVR`, `ELMRegressorCV` | `papers/04_zhu2014` → `kelm_nb.papers.zhu2014` |
+| Ding, Lan, Zhang & Xu 2017 — ν-OELM | `05_nu_oelm` → `kelm_nb.nu_oelm` | `NuOELMClassifier`, \
+`OELMClassifier` | `papers/05_ding2017` → `kelm_nb.papers.ding2017` |
+| Li, Mao & Jiang 2014 — multiple-kernel ELM | `06_mkl` → `kelm_nb.mkl` | `MKLELMClassifier`, \
+`MKLELMRegressor`, `GaussianKernelBank` | `papers/06_li2014` → `kelm_nb.papers.li2014` |
+| Scardapane et al. 2015 — online sequential kernel ELM | `07_kos_elm` → `kelm_nb.kos_elm` | \
+`KOSELMRegressor`, `KOSELMClassifier`, `OSELMRegressor`, `OSELMClassifier` | `papers/07_scardapane2015` → \
+`kelm_nb.papers.scardapane2015` |
 
 Supporting notebooks: `00_datasets` (the bundled data with provenance, and the Mackey-Glass, two-Gaussian and
 noisy-sinc generators), `01_experiments` (protocols, tables, the task store, the defaults check), `08_bench` (the
@@ -103,7 +111,8 @@ How long, on this project's 2-core machine: `kelm-nb reproduce` runs zhu2014, di
 in 76 s together; frenay2011's quick protocol is 700 LIBSVM cross-test tasks (10 outer folds × 11 data sets ×
 every kernel): 1139 s (19 min) from an empty store with `--n-jobs 2` on a plain install (the CI run of
 `.ci/run`, with a test job sharing the machine), seconds once its task store (`results/.tasks`) holds them; the
-whole main job took 1204 s there (li2014 failed there at its last figure, on a pandas call; fixed since). The test suite takes
+whole main job took 1204 s there (li2014 failed there at its last figure, on a pandas call; fixed since). The \
+test suite takes
 {D['pytest']}; `kelm-nb bench` at full sizes {D['bench']}; `kelm-nb docs` {D['docs']}."""
 
 def results(folder, bench):
@@ -129,7 +138,8 @@ medians: `esvr_fit` gave 0.85–0.95 in three more runs, but its fastest calls a
 full = """### A full protocol on a local Dask cluster
 
 """ + results_markdown(Path('results/full')).replace('](full/', '](results/full/').replace(
-    '`kelm-nb reproduce --out full`', '`kelm-nb reproduce scardapane2015 --full --scheduler local --out results/full`') + """
+    '`kelm-nb reproduce --out full`', '`kelm-nb reproduce scardapane2015 --full --scheduler local --out \
+results/full`') + """
 
 Scardapane et al.'s full protocol (WDBC 3-fold × 20 runs, Calhousing all 20 433 rows and Mackey-Glass 20 000
 samples 10-fold) ran end to end with `kelm-nb reproduce scardapane2015 --full --scheduler local --out
@@ -138,13 +148,15 @@ results/full` on a 2-worker `LocalCluster` of the 2-core machine (wall time in `
 
 findings = """### What the reproductions find
 
-Each line is read from a file above (or a notebook, where it says so); the notebooks give every gap its measured cause.
+Each line is read from a file above (or a notebook, where it says so); the notebooks give every gap its \
+measured cause.
 
 - **Frénay & Verleysen 2011** ([CPU table](results/frenay2011/fr-nay-verleysen-2011-table-2-cpu-209-rows-test-mse.md),
   the paper's PRP target, quick protocol): every row lies inside the paper's 95 % interval (Gaussian kernel 2.86e3
   against the paper's 4.5e3, σ_w = 0.1 best at 2.32e3 against 3.0e3). By the paper's rule σ_w ≥ 1 is "worse" here
   where the paper says "n.s.", but a paired test against the Gaussian kernel gives p = 0.42: the loss sits on the five
-  largest machines. [The claim per data set](results/frenay2011/the-claim-per-data-set-w-1-needs-no-tuning-and-matches-a-tun.md)
+  largest machines. [The claim per data \
+set](results/frenay2011/the-claim-per-data-set-w-1-needs-no-tuning-and-matches-a-tun.md)
   (σ_w ≥ 1 needs no tuning and matches a tuned Gaussian kernel) holds on 9 of the 11 bundled regression sets and
   fails on CPU and Bodyfat (σ_w = 1 has 1.89× the Gaussian kernel's MSE there).
 - **Zhu, Miao & Qing (ESVR)** (full run, 12 sets, in `papers/04_zhu2014`): under the paper's protocol ESVR is within
@@ -153,20 +165,25 @@ Each line is read from a file above (or a notebook, where it says so); the noteb
   calhousing, ESVR is 84× faster than SVR with a 3.4 % higher test RMSE. `esvr_fit` (the hidden layer timed,
   `Ridge` handed it precomputed) is at its floor: on one thread the `syrk` plus the hidden layer alone take 0.97–1.00
   of `Ridge`'s time (`04_esvr`), and a fit 1.05–1.10.
-- **Ding et al. 2017 (ν-OELM)** ([Fig. 4](results/ding2017/fig-4-oelm-sigmoid-l-1000-uncentred-test-accuracy-along-3-dr.md)):
+- **Ding et al. 2017 (ν-OELM)** ([Fig. \
+4](results/ding2017/fig-4-oelm-sigmoid-l-1000-uncentred-test-accuracy-along-3-dr.md)):
   within 0.6 point of the paper for ν = 0.3–0.8 and 1.9 points at ν = 1 (85.5 % against 87.4 %); ν = 0.1 collapses
-  the margin (a measured rank deficiency, not noise). [Ionosphere](results/ding2017/ionosphere-n-100-l-1000-3-splits-accuracy-along-the-feasibil.md)'s
+  the margin (a measured rank deficiency, not noise). \
+[Ionosphere](results/ding2017/ionosphere-n-100-l-1000-3-splits-accuracy-along-the-feasibil.md)'s
   90.1 % at ν = 0.7 is not reached (73.6 % as the paper writes the problem, 86.3 % centred).
-- **Li, Mao & Jiang 2014 (MKL-ELM)** ([what the data allow](results/li2014/what-the-data-allow-best-possible-test-accuracy-against-the.md)):
+- **Li, Mao & Jiang 2014 (MKL-ELM)** ([what the data \
+allow](results/li2014/what-the-data-allow-best-possible-test-accuracy-against-the.md)):
   the paper's Titanic, Flare solar, Twonorm and Waveform accuracies are above what those data allow (Titanic's
   14 distinct inputs cap any classifier at 79.0 % on average; the paper reports 82.0 % and 86.7 %). SILP, projected
   Newton and the conic QCQP reach the same optimum; `mkl_silp` measures the SILP 476× faster than cvxpy's QCQP
   (N = 1000, 4 kernels), `mkl_newton` Newton 2.7× faster than the SILP on Heart, Diabetes and Banana (2.5–3.1× over
   runs; target 3×), `mkl_newton_20` 5.3× with 20 kernels (target 10×: a Newton with no overhead at all would be at
   most 7.4× faster than this SILP, measured in `06_mkl`) and `mkl_scale` 1.8× (50 kernels on the fly, N = 3000).
-- **Scardapane et al. 2015 (KOS-ELM)** (full protocol, [Calhousing](results/full/scardapane2015/table-vi-calhousing-nrmse-std-and-training-time-full-20433-s.md)):
+- **Scardapane et al. 2015 (KOS-ELM)** (full protocol, \
+[Calhousing](results/full/scardapane2015/table-vi-calhousing-nrmse-std-and-training-time-full-20433-s.md)):
   ELM 0.535, K-ELM 0.472 and FB-KOS-ELM 0.8175 against the paper's 0.53, 0.48 and 0.82; ALD-KOS-ELM 0.534 against
-  0.48, because the paper's δ = 0.08 keeps ~240 centres: [exact least squares on the same centres](results/full/scardapane2015/the-ald-gap-on-calhousing-15324-training-rows-75-25-split-te.md)
+  0.48, because the paper's δ = 0.08 keeps ~240 centres: [exact least squares on the same \
+centres](results/full/scardapane2015/the-ald-gap-on-calhousing-15324-training-rows-75-25-split-te.md)
   reaches only 0.518 (on the 75/25 split). With δ = 1/(4C) ALD reaches 0.493 in the protocol, and `kos_vs_kelm`
   is within 1.4 % of batch kernel ELM at 0.067 of its time."""
 
@@ -193,7 +210,8 @@ def _merged_streams(outputs):
     "Consecutive stream outputs of the same name as one (how many chunks a print arrives in is timing)."
     merged = []
     for out in outputs:
-        if merged and out.output_type == 'stream' and merged[-1].output_type == 'stream' and out.name == merged[-1].name:
+        if merged and out.output_type == 'stream' and merged[-1].output_type == 'stream' and out.name == \
+merged[-1].name:
             merged[-1].text += out.text
         else:
             merged.append(out)
@@ -207,9 +225,11 @@ def build_index(path):
     cells.append(nbformat.v4.new_code_cell(quickstart))
     for i, cell in enumerate(cells):
         cell.id = hashlib.sha1(f'index-{i}'.encode()).hexdigest()[:8]
-    nb = nbformat.v4.new_notebook(cells=cells, metadata={'kernelspec': {'display_name': 'python3', 'language': 'python',
+    nb = nbformat.v4.new_notebook(cells=cells, metadata={'kernelspec': {'display_name': 'python3', \
+'language': 'python',
                                                                         'name': 'python3'}})
-    NotebookClient(nb, timeout=600, kernel_name='python3', resources={'metadata': {'path': str(path.parent)}}).execute()
+    NotebookClient(nb, timeout=600, kernel_name='python3', resources={'metadata': {'path': \
+str(path.parent)}}).execute()
     cells[-1].outputs = _merged_streams(cells[-1].outputs)
     nbformat.write(nb, path)
     subprocess.run([str(Path(sys.executable).parent / 'nbdev_clean'), '--fname', str(path)], check=True)
