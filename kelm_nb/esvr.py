@@ -13,9 +13,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import check_cv
 from sklearn.utils.validation import _check_sample_weight
 from .core import (RandomHiddenLayer, NormalEquations, block_rows, check_memory, keep_state_on_error,
-                          _UFUNC_ACTIVATIONS, _check_finite, _ufunc_hidden_output, _elm_solution, _validate_fit,
-                          _validate_predict, check_array_2d, check_positive, compute_kernel, kernel_product,
-                          kernel_ridge_with_bias, ridge_solve, row_chunks, spd_solve)
+                          _UFUNC_ACTIVATIONS, _check_finite, _elm_solution, _spd_solve_checked, _ufunc_hidden_output,
+                          _validate_fit, _validate_predict, check_array_2d, check_positive, compute_kernel,
+                          hidden_output, kernel_product, kernel_ridge_with_bias, ridge_solve, row_chunks)
 
 # %% ../nbs/04_esvr.ipynb #e3fa89ee
 def augment(H):
@@ -204,10 +204,8 @@ def _features(layer, X, check=True):
     non-finite output raises a ValueError that names the cause, whatever the number of rows."""
     if layer is None:
         return np.array(X, dtype=np.float64, order='C')
-    if isinstance(layer.activation, str) and layer.activation in _UFUNC_ACTIVATIONS:
-        H = _ufunc_hidden_output(np.asarray(X, dtype=np.float64), layer.weights_, layer.biases_, layer.activation)
-    else:
-        H = np.array(layer.transform(X), dtype=np.float64, order='C')
+    H = np.ascontiguousarray(hidden_output(np.asarray(X, dtype=np.float64), layer.weights_, layer.biases_,
+                                           layer.activation), dtype=np.float64)
     if check and not np.isfinite(H).all():
         raise ValueError(_NONFINITE)
     return H
@@ -270,7 +268,7 @@ def _esvr_system(layer, X, T, sample_weight=None):
     return ne.gram(), ne.cross()
 
 def _penalised_gram(G, nu):
-    "$G + I/\\nu$ in place, after checking that the accumulated Gram matrix is finite."
+    "$G + I/\\nu$ in place, after checking that the accumulated Gram matrix is finite (the solve does not again)."
     _check_finite(G, "the Gram matrix E'E (hidden-layer outputs too large: standardise X)")
     G.flat[::G.shape[0] + 1] += 1.0 / nu
     return G
@@ -279,7 +277,7 @@ def _esvr_weights(layer, X, T, nu, form, sample_weight=None):
     "$u=[w; r]$ of (weighted) ESVR: eq. 9 from blockwise normal equations, or eq. 8 on the whole $E_\\Phi$."
     if form == 'primal':
         G, R = _esvr_system(layer, X, T, sample_weight)
-        return spd_solve(_penalised_gram(G, nu), R, overwrite_a=True)
+        return _spd_solve_checked(_penalised_gram(G, nu), R, overwrite_a=True)
     m = X.shape[0]
     check_memory(8 * m * m, f"the {m} x {m} matrix of eq. 8", "use solver='primal' (an (n_hidden+1)^2 system)")
     sw = None if sample_weight is None else np.sqrt(sample_weight)
@@ -781,7 +779,7 @@ class ESVRCV(_RidgePathCV):
     def _refit(self, layer, X, T, nu, system):
         form = _form(self.solver, X.shape[0], self._n_hidden(X))
         if system is not None and form == 'primal':    # the LOO pass accumulated exactly ESVR's normal equations
-            u = spd_solve(_penalised_gram(system[0], nu), system[1], overwrite_a=True)
+            u = _spd_solve_checked(_penalised_gram(system[0], nu), system[1], overwrite_a=True)
         else:
             u = _esvr_weights(layer, X, T, nu, form)
         self.solver_ = form

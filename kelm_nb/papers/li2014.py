@@ -1030,8 +1030,8 @@ def _mkl_silp_case(quick=False):
             description="MKL-ELM with C learned on the paper's Heart, Diabetes and Banana training sets (paper "
                         "kernels, eps = 1e-4): projected Newton vs this package's SILP, the three solves timed "
                         "together; one factorisation per iteration each (21 vs 58 iterations), so the ratio is about "
-                        "the ratio of iterations, 2.6-3.7 in our runs on a busy machine (issue 14 set the target "
-                        "against round 1's SILP, which Newton beats 4-9x on one thread)")
+                        "the ratio of iterations, 2.6-3.7 in our runs on a busy machine and 2.5-3.1 on a quiet one "
+                        "(issue 14 set the target against round 1's SILP, which Newton beats 4-9x on one thread)")
 def _mkl_newton_case(quick=False):
     problems = _learned_C_problems(quick)
     return BenchCase(ours=lambda: [newton_mkl(K, T, eps=1e-4) for K, T in problems],
