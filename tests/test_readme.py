@@ -1,23 +1,26 @@
-"README.md is generated from nbs/index.ipynb (Quarto, which nbdev_readme needs, is not installable here)."
-import subprocess
+"README.md is rendered from nbs/index.ipynb (`python tools/build_readme.py`), and reads as a home page."
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / 'tools'))
+from build_readme import render_readme  # noqa: E402
 
-
-def render_readme():
-    "The markdown of nbs/index.ipynb, as `python tests/test_readme.py` writes it to README.md."
-    index = str(ROOT / 'nbs' / 'index.ipynb')
-    out = subprocess.run([sys.executable, '-m', 'nbconvert', '--to', 'markdown', '--stdout', index],
-                         check=True, capture_output=True, text=True)
-    return out.stdout
+README = (ROOT / 'README.md').read_text()
 
 
 def test_readme_in_step_with_index_notebook():
-    assert (ROOT / 'README.md').read_text() == render_readme(), \
-        "README.md is out of step with nbs/index.ipynb: regenerate it with `python tests/test_readme.py`"
+    assert README == render_readme(), \
+        "README.md is out of step with nbs/index.ipynb: regenerate it with `python tools/build_readme.py`"
 
 
-if __name__ == '__main__':
-    (ROOT / 'README.md').write_text(render_readme())
+def test_readme_first_screen_has_a_python_example():
+    lines = README.splitlines()
+    fences = [i for i, line in enumerate(lines) if line.startswith('```')]
+    first = next(i for i in fences if 'from kelm_nb import' in '\n'.join(lines[i:i + 8]))
+    assert first < 60, f'the first example importing kelm_nb starts at line {first}'
+
+
+def test_readme_is_short_with_short_lines():
+    assert len(README) < 12_000
+    assert max(len(line) for line in README.splitlines()) <= 200
