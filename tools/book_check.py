@@ -42,6 +42,15 @@ def cell_sizes_and_far_defs(cells):
     return sizes, far, n_defs
 
 
+def own_module_imports(cells):
+    "Cells of a notebook that import the module the notebook itself exports (it must define, not import, it)."
+    srcs = [''.join(c['source']) for c in cells]
+    exp = next((m.group(1) for s in srcs for m in [re.search(r'^#\|\s*default_exp\s+(\S+)', s, re.M)] if m), None)
+    if exp is None: return []
+    own = re.compile(rf'^\s*(?:from\s+kelm_nb\.{re.escape(exp)}\s+import|import\s+kelm_nb\.{re.escape(exp)}\b)', re.M)
+    return [i for i, (c, s) in enumerate(zip(cells, srcs)) if c['cell_type'] == 'code' and own.search(s)]
+
+
 def history_marks(text):
     return [m.group(0) for m in HISTORY.finditer(text)]
 
@@ -93,18 +102,20 @@ def main(argv=None):
         cells = json.load(open(nb))['cells']
         sizes, far, n_defs = cell_sizes_and_far_defs(cells)
         hist = notebook_history(cells)
+        own = own_module_imports(cells)
         all_sizes += [s for s, _ in sizes]
         all_far += len(far)
         all_defs += n_defs
         big = [f'cell {i}: {s}' for s, i in sizes if s > MAX_CELL]
         med = statistics.median([s for s, _ in sizes]) if sizes else 0
         print(f'{nb}: {len(sizes)} export cells, median {med:g}, max {max((s for s, _ in sizes), default=0)}; '
-              f'{n_defs - len(far)}/{n_defs} public defs used within {NEAR_CELLS} cells; {len(hist)} history marks')
+              f'{n_defs - len(far)}/{n_defs} public defs used within {NEAR_CELLS} cells; {len(hist)} history marks'
+              + (f'; imports its own module in cells {own}' if own else ''))
         if args.verbose:
             for line in big: print(f'   over {MAX_CELL} lines: {line}')
             for name, i in far: print(f'   not used within {NEAR_CELLS} cells: {name} (cell {i})')
             for i, m in hist: print(f'   history: cell {i}: {m!r}')
-        if big or hist: fails.append(nb)
+        if big or hist or own: fails.append(nb)
     for f in glob.glob('kelm_nb/**/*.py', recursive=True) + glob.glob('tests/*.py') + glob.glob('tools/*.py') + ['README.md']:
         if f.endswith(('_modidx.py', 'book_check.py')): continue
         marks = history_marks(open(f).read())
