@@ -36,8 +36,9 @@ def cell_sizes_and_far_defs(cells):
         sizes.append((len([ln for ln in srcs[i].splitlines() if not ln.strip().startswith('#|')]), i))
         for name in DEF.findall(srcs[i]):
             n_defs += 1
+            near = range(i + 1, min(i + 1 + NEAR_CELLS, len(cells)))
             used = any(cells[j]['cell_type'] == 'code' and not EXPORT.match(srcs[j])
-                       and re.search(rf'\b{name}\b', srcs[j]) for j in range(i + 1, min(i + 1 + NEAR_CELLS, len(cells))))
+                       and re.search(rf'\b{name}\b', srcs[j]) for j in near)
             if not used: far.append((name, i))
     return sizes, far, n_defs
 
@@ -116,7 +117,8 @@ def main(argv=None):
             for name, i in far: print(f'   not used within {NEAR_CELLS} cells: {name} (cell {i})')
             for i, m in hist: print(f'   history: cell {i}: {m!r}')
         if big or hist or own: fails.append(nb)
-    for f in glob.glob('kelm_nb/**/*.py', recursive=True) + glob.glob('tests/*.py') + glob.glob('tools/*.py') + ['README.md']:
+    files = glob.glob('kelm_nb/**/*.py', recursive=True) + glob.glob('tests/*.py') + glob.glob('tools/*.py')
+    for f in files + ['README.md']:
         if f.endswith(('_modidx.py', 'book_check.py', 'test_book.py')): continue
         marks = history_marks(open(f).read())
         if marks:
