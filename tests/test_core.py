@@ -2,17 +2,23 @@
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.datasets import load_iris, make_moons
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import check_classifiers_train, parametrize_with_checks
 
-from kelm_nb.core import (ACTIVATIONS, ELMClassifier, ELMRegressor, KernelELMClassifier, KernelELMRegressor,
-                          RandomHiddenLayer, _activate_inplace, compute_kernel, kernel_ridge_solve,
-                          ridge_solve)
+from kelm_nb.core import (_THREADED_POTRF_MAX, ACTIVATIONS, ELMClassifier, ELMRegressor, KernelELMClassifier,
+                          KernelELMRegressor, RandomHiddenLayer, _activate_inplace, _threadpool_controller,
+                          check_memory, compute_kernel, kernel_ridge_solve, ridge_solve, spd_solve)
+from kelm_nb.datasets import load_dataset
+from kelm_nb.esvr import ESVR, LSSVR
+from kelm_nb.kos_elm import KOSELMRegressor
 
 
 @parametrize_with_checks([RandomHiddenLayer(20, random_state=0), ELMRegressor(30, random_state=0),
                           ELMRegressor(30, C=10.0, random_state=0), ELMClassifier(30, C=10.0, random_state=0),
                           KernelELMRegressor(), KernelELMClassifier(C=10.0),
-                          # the default constructors and the precomputed and Nystroem variants (issue 11)
+                          # the default constructors and the precomputed and Nystroem variants
                           ELMRegressor(), ELMClassifier(), KernelELMClassifier(),
                           KernelELMRegressor(kernel='precomputed'), KernelELMClassifier(kernel='precomputed'),
                           KernelELMRegressor(solver='nystrom', n_components=20, random_state=0),
@@ -149,3 +155,117 @@ def test_spd_solve_fallback_sees_the_original_matrix(dtype, overwrite):
     np.testing.assert_array_equal(work, A)
     tol = 1e-8 if dtype == np.float64 else 2e-2
     np.testing.assert_allclose(x, np.linalg.lstsq(A.astype(float), B.astype(float), rcond=None)[0], rtol=tol, atol=tol)
+
+
+# ------------------------------------------------------------ defaults, overflow, memory and threads, clear errors
+def _housing_split():
+    X, y = load_dataset('housing')
+    rng = np.random.default_rng(0)
+    idx = rng.permutation(len(X))
+    return X[idx[:350]], y[idx[:350]], X[idx[350:]], y[idx[350:]]
+
+
+@pytest.mark.parametrize('n_hidden', [300, 500])
+def test_elm_default_with_many_units_is_regularised(n_hidden):
+    "More units need regularisation: unregularised, 300 / 500 units give test R² of -2.8 / -4.6 on housing."
+    Xtr, ytr, Xte, yte = _housing_split()
+    r2 = make_pipeline(StandardScaler(), ELMRegressor(n_hidden, random_state=0)).fit(Xtr, ytr).score(Xte, yte)
+    assert r2 > 0.7, r2
+
+
+def test_float32_queries_give_the_float64_labels():
+    "Float32 queries of a float64 fit give its labels (a pseudo-inverse's ~5e9 weights would take iris from 0.963 to 0.297)."
+    X, y = load_iris(return_X_y=True)
+    clf = ELMClassifier(random_state=0).fit(X, y)
+    np.testing.assert_array_equal(clf.predict(X.astype(np.float32)), clf.predict(X))
+    assert np.abs(clf.coef_).max() < 1e3                       # not the ~5e9 weights of the pseudo-inverse
+    check_classifiers_train('ELMClassifier', ELMClassifier(random_state=0), readonly_memmap=False, X_dtype='float32')
+
+
+def test_overflowing_hidden_layer_is_an_error_at_every_size():
+    rng = np.random.default_rng(0)
+    for n in (300, 5000):
+        X = rng.uniform(0, 1e4, size=(n, 3))
+        y = rng.normal(size=n)
+        with pytest.raises(ValueError, match='NaN or infinity'):
+            ELMRegressor(20, activation='exp', random_state=0).fit(X, y)
+        with pytest.raises(ValueError, match='NaN or infinity'):
+            ESVR(n_hidden=20, activation='exp', random_state=0).fit(X, y)
+
+
+def test_non_integer_degree_is_refused():
+    X, y = make_moons(50, random_state=0)
+    for est in (KernelELMRegressor(kernel='poly', degree=2.5), KOSELMRegressor(kernel='poly', degree=2.5)):
+        with pytest.raises((ValueError, TypeError), match='degree'):
+            est.fit(X, y.astype(float))
+
+
+def test_a_gram_that_cannot_fit_is_refused_with_its_size(monkeypatch):
+    import kelm_nb.core as core
+    monkeypatch.setattr(core, 'available_memory', lambda: 2 * 2 ** 30)          # pretend 2 GiB are available
+    X = np.zeros((40_000, 2), dtype=np.float32)
+    with pytest.raises(ValueError, match=r'needs 11\.9 GiB'):
+        KernelELMRegressor().fit(X, np.zeros(40_000))
+    with pytest.raises(ValueError, match='needs'):
+        check_memory(3 * 2 ** 30, 'a big matrix')
+
+
+def test_large_cholesky_runs_on_one_blas_thread(monkeypatch):
+    "OpenBLAS's threaded potrf segfaults from N = 16 000 on two threads: spd_solve factors large matrices on one."
+    import kelm_nb.core as core
+    seen = []
+    real_potrf = core.scipy.linalg.get_lapack_funcs
+
+    def spy(names, arrays):
+        (potrf,) = real_potrf(names, arrays)
+        def wrapped(*a, **k):
+            seen.append({p['internal_api']: p['num_threads'] for p in _threadpool_controller().info()
+                         if p['user_api'] == 'blas'})
+            return potrf(*a, **k)
+        return (wrapped,)
+    monkeypatch.setattr(core.scipy.linalg, 'get_lapack_funcs', spy)
+    monkeypatch.setattr(core, '_THREADED_POTRF_MAX', 50)
+    A = np.eye(60) * 2.0
+    spd_solve(A, np.ones(60))
+    assert seen and all(n == 1 for n in seen[-1].values())
+
+
+@pytest.mark.slow
+def test_cholesky_at_16000_does_not_crash():
+    "The full-size case (2 GB, about a minute on one thread): the process survives and the answer is right."
+    n = 16_000
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 4))
+    from sklearn.metrics.pairwise import rbf_kernel
+    K = rbf_kernel(X, gamma=0.5)
+    K.flat[::n + 1] += 1.0
+    b = rng.normal(size=n)
+    x = spd_solve(K, b)
+    np.testing.assert_allclose(K @ x, b, rtol=1e-6, atol=1e-6)
+    assert n >= _THREADED_POTRF_MAX
+
+
+def test_kernel_predictions_in_bounded_memory(monkeypatch):
+    "Predictions never build the whole n_query x n_train kernel: at most PREDICT_CHUNK_BYTES at once."
+    import kelm_nb.core as core
+    X, y = make_moons(500, random_state=0)
+    model = KernelELMRegressor().fit(X, y.astype(float))
+    widest = []
+    real = core.compute_kernel
+    monkeypatch.setattr(core, 'compute_kernel', lambda A, Z, *a, **k: widest.append(A.shape[0]) or real(A, Z, *a, **k))
+    monkeypatch.setattr(core, 'PREDICT_CHUNK_BYTES', 500 * 8 * 100)
+    full = model.predict(np.tile(X, (4, 1)))
+    assert max(widest) <= 100 and full.shape == (2000,)
+
+
+def test_clear_errors():
+    X, y = make_moons(40, random_state=0)
+    with pytest.raises(ValueError, match='y must be numeric'):
+        ELMRegressor().fit(X, np.array(['a', 'b'] * 20))
+    with pytest.raises(ValueError, match='weight_range'):
+        ELMRegressor(weight_range=(1.0,)).fit(X, y)
+    K = (np.abs(X @ X.T) * 10).astype(int)
+    KernelELMRegressor(kernel='precomputed').fit(K, y.astype(float))           # an integer Gram matrix is fine
+    with pytest.raises(ValueError) as e:
+        LSSVR(kernel='precomputed').fit(X, y.astype(float))
+    assert 'square' in str(e.value)

@@ -1,4 +1,4 @@
-"""Beyond one machine (issue 16): the protocols on a Dask LocalCluster give the single-process numbers, a killed
+"""Beyond one machine: the protocols on a Dask LocalCluster give the single-process numbers, a killed
 worker loses no finished task, `kelm-nb reproduce --scheduler local --out` resumes, and the ELM family fits Dask
 arrays to the in-memory coefficients."""
 import json

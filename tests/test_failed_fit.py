@@ -2,8 +2,9 @@
 scikit-learn's validation resets before the fit can fail (here: on a bad hyper-parameter, with wider X)."""
 import numpy as np
 import pytest
+from sklearn.datasets import make_moons
 
-from kelm_nb.core import ELMClassifier, ELMRegressor, KernelELMClassifier, KernelELMRegressor
+from kelm_nb.core import ELMClassifier, ELMRegressor, KernelELMClassifier, KernelELMRegressor, RandomHiddenLayer
 from kelm_nb.esvr import ESVR, LSSVR
 from kelm_nb.kernels import ELMKernelSVR
 from kelm_nb.kos_elm import KOSELMClassifier, KOSELMRegressor, OSELMClassifier, OSELMRegressor
@@ -36,3 +37,13 @@ def test_failed_fit_leaves_fitted_model_untouched(estimator, param, is_classifie
     estimator.set_params(**{param: good})
     assert estimator.n_features_in_ == 3
     np.testing.assert_array_equal(estimator.predict(X), before)
+
+
+@pytest.mark.parametrize('est', [RandomHiddenLayer(10, random_state=0), ELMKernelSVR()])
+def test_failed_fit_keeps_n_features_in(est):
+    X, y = make_moons(60, random_state=0)
+    est.fit(X, y.astype(float))
+    with pytest.raises(ValueError):
+        est.fit(np.c_[X, np.full(60, np.nan)], y.astype(float))   # a different width that fails validation
+    assert est.n_features_in_ == 2
+    (est.transform if hasattr(est, 'transform') else est.predict)(X)

@@ -1,4 +1,4 @@
-"""Issue 11's fuzz run: several thousand random and adversarial inputs over every public estimator (and the public
+"""The fuzz run: several thousand random and adversarial inputs over every public estimator (and the public
 functions), in a subprocess so that an interpreter crash is caught. Zero crashes, zero silent non-finite outputs,
 zero exceptions other than a `ValueError`/`TypeError` with a message."""
 import json

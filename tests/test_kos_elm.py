@@ -12,6 +12,12 @@ from kelm_nb.core import (ELMClassifier, ELMRegressor, IllConditionedWarning, Ke
                           RandomHiddenLayer, compute_kernel, kernel_ridge_solve)
 from kelm_nb.kos_elm import (KERNEL_IDS, KOSELMClassifier, KOSELMRegressor, OSELMClassifier, OSELMRegressor,
                              oselm_coef, oselm_init, oselm_update, prequential_errors)
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC, SVR
+from kelm_nb.datasets import list_datasets, load_dataset
 
 ESTIMATORS = [
     KOSELMRegressor(), KOSELMClassifier(), OSELMRegressor(), OSELMClassifier(),
@@ -390,3 +396,80 @@ def test_vectorised_exp_matches_math_exp():
     normal = ref > 1e-300
     assert np.max(np.abs(v[normal] - ref[normal]) / ref[normal]) < 1e-13
     assert np.all(np.isfinite(v)) and np.all(v[~normal] < 1e-300) and v[0] == 1.0
+
+
+# ------------------------------------------------------------ large C
+@pytest.mark.parametrize('sparsification', [None, 'fb'])
+def test_kos_elm_large_C_stays_finite_and_close_to_batch(sparsification):
+    X, y = make_moons(400, noise=0.2, random_state=0)
+    X = np.r_[X, X[:20]]                                           # duplicated rows as well
+    y = np.r_[y, y[:20]].astype(float)
+    kw = {'budget': 500} if sparsification == 'fb' else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        kos = KOSELMRegressor(C=1e8, gamma=1.0, sparsification=sparsification, **kw).fit(X, y)
+        batch = KernelELMRegressor(C=1e8, gamma=1.0, fit_intercept=False).fit(X, y)
+    p = kos.predict(X)
+    assert np.isfinite(p).all()
+    np.testing.assert_allclose(p, batch.predict(X), atol=0.05)
+
+
+def test_os_elm_at_huge_C_is_close_to_batch_or_warns():
+    "At C = 1e12 OS-ELM stays within 1 % of its batch solution, or warns about C."
+    from kelm_nb.core import ridge_solve
+    X, y = make_moons(600, noise=0.2, random_state=1)
+    y = y.astype(float)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        os_elm = OSELMRegressor(n_hidden=50, C=1e12, random_state=0).fit(X, y)
+    H = os_elm.hidden_layer_.transform(X)
+    batch = H @ ridge_solve(H, y, 1e12)
+    rel = np.linalg.norm(os_elm.predict(X) - batch) / np.linalg.norm(batch)
+    assert np.isfinite(rel)
+    assert rel < 0.01 or any('C' in str(w.message) for w in caught), rel
+
+
+# ------------------------------------------------------------ defaults against scikit-learn's default peers
+# Defaults a user can trust: KOS-ELM with its default parameters, in a StandardScaler pipeline, within a few points
+# of scikit-learn's default peer (SVR / KernelRidge(rbf) for regression, SVC for classification) on every bundled
+# data set of its task (3-fold CV; sets above 2000 rows subsampled to 2000). OS-ELM's defaults are the core ELM's
+# (it is the same model, learnt online): its scores equal the batch ELM's with default parameters on every set.
+REGRESSION = [d['name'] for d in list_datasets() if d['task'] == 'regression']
+CLASSIFICATION = [d['name'] for d in list_datasets() if d['task'] != 'regression']
+TOLERANCE = 0.05     # "within a few points": R^2 or accuracy no more than 5 points below the best default peer
+
+
+def _load(name):
+    X, y = load_dataset(name)
+    X, y = np.asarray(X, float), np.asarray(y)
+    if len(X) > 2000:
+        keep = np.random.default_rng(0).choice(len(X), 2000, replace=False)
+        X, y = X[keep], y[keep]
+    return X, y
+
+
+def _score(est, X, y, classification):
+    cv = (StratifiedKFold if classification else KFold)(3, shuffle=True, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        return cross_val_score(make_pipeline(StandardScaler(), est), X, y, cv=cv).mean()
+
+
+@pytest.mark.parametrize('name', REGRESSION)
+def test_default_regressors(name):
+    X, y = _load(name)
+    y = y.astype(float)
+    peer = max(_score(SVR(), X, y, False), _score(KernelRidge(kernel='rbf'), X, y, False))
+    score = _score(KOSELMRegressor(), X, y, False)
+    assert np.isfinite(score) and score > peer - TOLERANCE, (score, peer)
+    np.testing.assert_allclose(_score(OSELMRegressor(random_state=0), X, y, False),
+                               _score(ELMRegressor(random_state=0), X, y, False), rtol=1e-6)
+
+
+@pytest.mark.parametrize('name', CLASSIFICATION)
+def test_default_classifiers(name):
+    X, y = _load(name)
+    peer = _score(SVC(), X, y, True)
+    score = _score(KOSELMClassifier(), X, y, True)
+    assert score > peer - TOLERANCE, (score, peer)
+    assert _score(OSELMClassifier(random_state=0), X, y, True) == _score(ELMClassifier(random_state=0), X, y, True)

@@ -3,7 +3,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris, make_friedman1
+from sklearn.datasets import load_iris, make_friedman1, make_moons
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kelm_nb.core import KernelELMClassifier, KernelELMRegressor, limit_blas_threads
@@ -375,3 +375,20 @@ def test_failed_fit_leaves_model_untouched():
         m.fit(X[:20], y[:20])
     np.testing.assert_array_equal(m.kernel_weights_, w)
     np.testing.assert_array_equal(m.dual_coef_, A)
+
+
+# ------------------------------------------------------------ targets of any scale, tiny C
+@pytest.mark.parametrize('scale', [1e8, 1e-8])
+def test_mkl_regressor_on_scaled_targets(scale):
+    X, y = make_moons(120, noise=0.2, random_state=0)
+    y = y.astype(float)
+    base = MKLELMRegressor().fit(X, y).predict(X)
+    scaled = MKLELMRegressor().fit(X, y * scale).predict(X)
+    np.testing.assert_allclose(scaled / scale, base, rtol=1e-5, atol=1e-6)
+
+
+def test_mkl_tiny_C_stops_at_once_with_labels_of_the_data():
+    X, y = make_moons(120, noise=0.2, random_state=0)
+    clf = MKLELMClassifier(C=1e-12).fit(X, y)
+    assert clf.n_iter_ <= 3
+    assert set(clf.predict(X)) <= {0, 1}

@@ -1,4 +1,4 @@
-"""The public API (issue 12): the package root re-exports the estimators; every public callable of every module — the
+"""The public API: the package root re-exports the estimators; every public callable of every module — the
 names in its `__all__` — has a numpydoc docstring that documents each of its parameters; the library floor never
 imports the papers floor or the experiment infrastructure."""
 import ast

@@ -57,7 +57,7 @@ def test_grid_scores_against_the_estimators():
     X, y = Z.zhu_data('basketball')
     res = Z.grid_scores('basketball', 'esvr', tr, te, s, 7)
     assert res['rmse'].shape == (2, 1, 51)
-    layer = Z._layer(30, Z._seed(7, 0)).fit(X[tr])            # the widest layer of round 0; width 10: its prefix
+    layer = Z._layer(30, Z._seed(7, 0)).fit(X[tr])            # the widest layer of the first draw; width 10: its prefix
     for i, L in enumerate((10, 30)):
         for j in (0, 25, 50):                                  # nu = 2^-25, 1, 2^25 against the closed form
             H = layer.transform(X)[:, :L]
