@@ -868,7 +868,8 @@ def _ray_panel(ax, runs, X, y, kernels, t):
         f = model.predict(ray)
         f0, f1, f2 = model.predict(np.vstack([centre, X[top], centre + 2 * (X[top] - centre)]))
         slopes[key] = (f2 - f1) / (f1 - f0)
-        ax.plot(t, f, label=f"{runs[key].label} (C={C:g}, ε={eps:g}" + (f", γ={value:g})" if key == 'gaussian' else ')'))
+        label = f"{runs[key].label} (C={C:g}, ε={eps:g}" + (f", γ={value:g})" if key == 'gaussian' else ')')
+        ax.plot(t, f, label=label)
     u = X[top] - centre
     proj = (X - centre) @ u / (u @ u)          # position of every row along the ray
     ax.scatter(proj, y, s=6, c='0.6', label='all rows (projected)')
