@@ -30,13 +30,14 @@ from ..experiments import (BenchCase, CrossTestResult, ReproductionTable, Table,
                                  paired_ttest, run_tasks)
 from ..kernels import ELMKernelSVR, asymptotic_elm_kernel, rbf_kernel
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #f15c43e3
+# %% ../../nbs/papers/03_frenay2011.ipynb #58ab610c
 SIGMAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
 
 def _paper_rows(gauss, *sigma_rows):
     "{'gaussian': (mean, low, high), sigma_w: (mean, low, high), ...} from the rows of one data set."
     return {'gaussian': gauss, **dict(zip(SIGMAS, sigma_rows))}
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #c9e2c958
 # Tables 2 and 3 of the paper: mean test MSE (original units) and its 95% confidence interval [low, high]
 PAPER_TABLES = {
     'cancer': _paper_rows((1.1e3, 8.6e2, 1.3e3), (1.0e3, 8.9e2, 1.2e3), (1.0e3, 8.9e2, 1.2e3), (1.1e3, 9.4e2, 1.2e3),
@@ -60,13 +61,16 @@ PAPER_TABLES = {
                              (2.0e-6, 1.9e-6, 2.1e-6), (2.0e-6, 2.0e-6, 2.1e-6), (2.0e-6, 1.9e-6, 2.1e-6),
                              (2.0e-6, 1.9e-6, 2.1e-6), (2.0e-6, 1.9e-6, 2.1e-6)),
 }
+
+# %% ../../nbs/papers/03_frenay2011.ipynb #c998a4ff
 PAPER_TABLE_OF = {'cancer': 2, 'cpu': 2, 'stock': 2, 'triazines': 2, 'abalone': 3, 'ailerons': 3, 'compacts': 3,
                   'elevators': 3}
+
 # every regression set kelm_nb bundles; the paper used cpu and abalone of them
 REGRESSION_SETS = ('cpu', 'abalone', 'housing', 'basketball', 'cloud', 'autoprice', 'strike', 'bodyfat', 'calhousing',
                    'cleveland', 'quake')
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #894da1e1
+# %% ../../nbs/papers/03_frenay2011.ipynb #65f3027e
 def paper_rule(results):
     """The paper's significance rule (Sec. 5.2): 'best', 'n.s.' when a mean lies inside the best result's 95% CI,
     else 'worse'.
@@ -90,7 +94,7 @@ def paper_rule(results):
     lo, hi = results[best][1:]
     return {k: 'best' if k == best else ('n.s.' if lo <= m <= hi else 'worse') for k, (m, _, _) in results.items()}
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #da2dfee8
+# %% ../../nbs/papers/03_frenay2011.ipynb #8a6a1bff
 def claim_verdict(summaries, large=(1.0, 10.0, 100.0, 1000.0)):
     """The paper's claim checked by the paper's rule on one data set: every σ_w in `large` and the Gaussian kernel
     are 'best' or 'n.s.' among all rows.
@@ -120,6 +124,7 @@ def claim_verdict(summaries, large=(1.0, 10.0, 100.0, 1000.0)):
         return 'holds'
     return 'fails: ' + ', '.join('Gaussian' if k == 'gaussian' else f'σ_w = {k:.0e}' for k in worse)
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #cde3caad
 def paper_claim_table():
     """The paper's rule applied to the paper's own Tables 2–3 (all eight sets): where its claim holds by its rule.
 
@@ -142,7 +147,7 @@ def paper_claim_table():
               gauss_vs_sigma1=rows['gaussian'][0] / rows[1.0][0], claim=claim_verdict(rows))
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #a30d3ce0
+# %% ../../nbs/papers/03_frenay2011.ipynb #ab499ece
 def _decades(lo, hi):
     return [10.0 ** k for k in range(lo, hi + 1)]
 
@@ -150,6 +155,7 @@ def _half_decades(lo, hi):
     "The paper's grids: from 10^lo to 10^hi, each step a factor sqrt(10)."
     return [10.0 ** (k / 2) for k in range(2 * lo, 2 * hi + 1)]
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #0da7e3d8
 def frenay_protocol(full=False):
     """The cross-test settings of the quick (default) or the paper's full protocol.
 
@@ -180,6 +186,7 @@ def frenay_protocol(full=False):
     return dict(outer=10, inner=3, C=_decades(-2, 6), epsilon=_decades(-3, 0), gamma=_decades(-3, 0),
                 sigmas=SIGMAS, claim_sigmas=SIGMAS[2:], max_iter=10 ** 5, max_rows=400)
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #f8fc8d59
 def protocol_rows(name, protocol):
     """The kernel rows run on a data set: the Gaussian kernel and every σ_w of the paper on the sets of Tables 2–3,
     the Gaussian kernel and `protocol['claim_sigmas']` on the others (quick mode: σ_w >= 0.1, which the claim is
@@ -201,6 +208,7 @@ def protocol_rows(name, protocol):
     """
     return ['gaussian', *(protocol['sigmas'] if name in PAPER_TABLES else protocol['claim_sigmas'])]
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #c2a4e017
 def frenay_data(name, max_rows=None, random_state=0):
     """A bundled regression set, subsampled without replacement to `max_rows` rows (row order kept) if larger.
 
@@ -227,7 +235,7 @@ def frenay_data(name, max_rows=None, random_state=0):
         X, y = X[rows], y[rows]
     return X, y
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #e89d02d6
+# %% ../../nbs/papers/03_frenay2011.ipynb #fbe90998
 def _standardised(kernel, X, y):
     """(Xs, ys, x_mean, x_scale, y_mean, y_scale) exactly as each model of the cross-test standardises: the ELM
     kernel as `ELMKernelSVR` does, the Gaussian kernel as `cross_test`'s scaler and target transformer do."""
@@ -239,16 +247,19 @@ def _standardised(kernel, X, y):
     Xs, y_std = model._standardise(X, y, None)
     return Xs, y_std, model.x_mean_, model.x_scale_, model.y_mean_, model.y_scale_
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #c031f8ca
 def _gram(kernel, value, A, B=None):
     "k(A, B) of the row's kernel: Gaussian with gamma = value, or eq. 16 with sigma_w = value."
     return rbf_kernel(A, B, gamma=value) if kernel == 'gaussian' else asymptotic_elm_kernel(A, B, sigma_w=value)
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #af6810ca
 def _quiet_fit(model, X, y):
     "Fit with LIBSVM's ConvergenceWarning silenced: capped fits are counted through `fit_status_` instead."
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', ConvergenceWarning)
         return model.fit(X, y)
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #9c8b93dc
 def _refit(kernel, C, epsilon, value, max_iter, X, y):
     "The model `cross_test` refits on the outer training part, and whether LIBSVM was capped."
     if kernel == 'gaussian':
@@ -260,6 +271,7 @@ def _refit(kernel, C, epsilon, value, max_iter, X, y):
     model = _quiet_fit(ELMKernelSVR(C=C, epsilon=epsilon, sigma_w=value, max_iter=max_iter), X, y)
     return model, model.fit_status_ == 1
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #754d6699
 def _validation_errors(kernel, values, C, epsilon, max_iter, X, y, folds):
     """Mean validation MSE over `folds` of every (C, ε, value), one Gram matrix per fold and kernel value; and the
     number of capped LIBSVM fits."""
@@ -277,6 +289,7 @@ def _validation_errors(kernel, values, C, epsilon, max_iter, X, y, folds):
                     scores[i, j, k] += mean_squared_error(y[va], y_mean + y_scale * svr.predict(K_val))
     return scores / len(folds), capped
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #e83106da
 def _cross_test_fold(name, max_rows, kernel, values, C, epsilon, outer, inner, fold, max_iter, random_state):
     """One outer fold of the cross-test of one kernel row: inner grid search with one Gram matrix per inner fold
     and kernel value (shared by every (C, ε)), refit of the best model, test predictions. Module-level, so that
@@ -295,7 +308,7 @@ def _cross_test_fold(name, max_rows, kernel, values, C, epsilon, outer, inner, f
                 test=test, pred=pred, capped=int(capped + refit_capped), fits=scores.size * inner + 1,
                 seconds=time.perf_counter() - t0)
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #04350e68
+# %% ../../nbs/papers/03_frenay2011.ipynb #6fc01d38
 @dataclass
 class KernelRun:
     """One row of Tables 2–3: the cross-test of one kernel on one data set.
@@ -346,6 +359,7 @@ class KernelRun:
         "The row label of the paper's tables."
         return 'Gaussian kernel' if self.kernel == 'gaussian' else f'σ_w = {self.kernel:.0e}'
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #3b022959
 def _cross_test_tasks(name, protocol, kernels, random_state):
     "The `_cross_test_fold` tasks of `frenay_cross_tests`: one per kernel row and outer fold (in that order)."
     p = protocol
@@ -354,6 +368,19 @@ def _cross_test_tasks(name, protocol, kernels, random_state):
              p['outer'], p['inner'], fold, p['max_iter'], random_state)
             for key in kernels for fold in range(p['outer'])]
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #84e498c8
+def _kernel_run(name, key, folds, n):
+    "A `KernelRun` from the outer-fold results of one kernel row (`_cross_test_fold`), `n` rows in all."
+    errors = np.array([f['mse'] for f in folds])
+    mean, ci = mean_ci(errors)
+    predictions = np.empty(n)
+    for f in folds:
+        predictions[f['test']] = f['pred']
+    seconds = np.array([f['seconds'] for f in folds])
+    result = CrossTestResult('mse', errors, mean, ci, 0.95, [f['best'] for f in folds], seconds, seconds.sum())
+    return KernelRun(name, key, result, predictions, sum(f['capped'] for f in folds), sum(f['fits'] for f in folds))
+
+# %% ../../nbs/papers/03_frenay2011.ipynb #e7f7f626
 def frenay_cross_tests(name, protocol, kernels=None, random_state=0, n_jobs=1, progress=None):
     """Cross-test (Sec. 5.1) of SVR with the Gaussian kernel and with the normalised asymptotic ELM kernel for each
     σ_w, on one data set, with the same outer and inner folds for every row (paired results).
@@ -392,26 +419,15 @@ def frenay_cross_tests(name, protocol, kernels=None, random_state=0, n_jobs=1, p
     tasks = _cross_test_tasks(name, p, kernels, random_state)
     done = run_tasks(_cross_test_fold, tasks, n_jobs=n_jobs, desc=f'cross-test {name}', progress=progress)
     n = len(frenay_data(name, p['max_rows'], random_state)[1])
-    runs = {}
-    for r, key in enumerate(kernels):
-        folds = done[r * p['outer']:(r + 1) * p['outer']]
-        errors = np.array([f['mse'] for f in folds])
-        mean, ci = mean_ci(errors)
-        predictions = np.empty(n)
-        for f in folds:
-            predictions[f['test']] = f['pred']
-        seconds = np.array([f['seconds'] for f in folds])
-        result = CrossTestResult('mse', errors, mean, ci, 0.95, [f['best'] for f in folds], seconds, seconds.sum())
-        runs[key] = KernelRun(name, key, result, predictions, sum(f['capped'] for f in folds),
-                              sum(f['fits'] for f in folds))
-    return runs
+    return {key: _kernel_run(name, key, done[r * p['outer']:(r + 1) * p['outer']], n) for r, key in enumerate(kernels)}
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #0a120aff
 def _most_common(params):
     "The (C, epsilon, value) chosen most often over the outer folds (ties: the first in fold order)."
     keys = [(p['C'], p['epsilon'], p['value']) for p in params]
     return max(keys, key=keys.count)
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #260d5bb7
+# %% ../../nbs/papers/03_frenay2011.ipynb #50f5398c
 def gram_reuse_table(name, protocol, sigma_w=1.0, random_state=0):
     """The precomputed-Gram protocol against `kelm_nb.experiments.cross_test` of `ELMKernelSVR` (one Gram matrix
     per fit): same folds, same fold errors, and the time of each.
@@ -453,20 +469,23 @@ def gram_reuse_table(name, protocol, sigma_w=1.0, random_state=0):
           max_rel_diff=float(np.max(np.abs(ours.fold_errors / ref.fold_errors - 1))))
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #214d82aa
+# %% ../../nbs/papers/03_frenay2011.ipynb #66f237fb
 def _column(key):
     "A table column name for a kernel row: 'gauss', or 'sigma_1e_03' for σ_w = 10^-3."
     return 'gauss' if key == 'gaussian' else 'sigma_' + f'{key:.0e}'.replace('-', '_').replace('+', '')
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #5fa84442
 def _ci_cell(mean, low, high):
     "(mean, half-width) of an interval, the cell form of `Table`."
     return (mean, (high - low) / 2)
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #4bb28859
 def _paired_p(a, b):
     "Two-sided paired t-test p-value of two rows' outer-fold errors (1.0 when identical)."
     x, z = a.result.fold_errors, b.result.fold_errors
     return 1.0 if np.allclose(x, z, rtol=1e-12, atol=0) else paired_ttest(x, z)[1]
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #b0e40431
 def _gap_note(ours, paper):
     "Where our mean falls relative to the paper's interval."
     if paper is None:
@@ -474,6 +493,7 @@ def _gap_note(ours, paper):
     m, lo, hi = paper
     return "inside the paper's CI" if lo <= ours <= hi else f"outside the paper's CI [{lo:.2g}, {hi:.2g}]"
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #d1e7025b
 def frenay_table(name, runs, protocol, notes=None):
     """One data set as the paper's Tables 2–3: paper | ours, the paper's rule on both, the paired p-value against
     the Gaussian kernel, and the number of capped LIBSVM fits.
@@ -522,10 +542,11 @@ def frenay_table(name, runs, protocol, notes=None):
               capped=f"{run.capped}/{run.fits}")
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #85720176
+# %% ../../nbs/papers/03_frenay2011.ipynb #e91edcc6
 def _cap_name(cap):
     return 'none' if cap == -1 else f'1e{int(round(math.log10(cap)))}'
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #0fc4d758
 def cap_effect(name, protocol, kernels, caps=(10 ** 5, 10 ** 7), random_state=0, n_jobs=1, progress=None):
     """The same cross-test rows with LIBSVM stopped at different iteration caps: is a gap truncation?
 
@@ -570,7 +591,7 @@ def cap_effect(name, protocol, kernels, caps=(10 ** 5, 10 ** 7), random_state=0,
         t.add(runs[caps[0]][key].label, **values)
     return t, runs
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #457fbcbe
+# %% ../../nbs/papers/03_frenay2011.ipynb #5cbcbaa5
 def _fixed_fold(name, max_rows, kernel, C, epsilon, value, folds, fold, random_state):
     "Test MSE of one k-fold split with fixed hyper-parameters (a task of `run_tasks`)."
     X, y = frenay_data(name, max_rows, random_state)
@@ -579,6 +600,7 @@ def _fixed_fold(name, max_rows, kernel, C, epsilon, value, folds, fold, random_s
         model, capped = _refit(kernel, C, epsilon, value, -1, X[train], y[train])
         return mean_squared_error(y[test], model.predict(X[test])), capped
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #1e99013b
 def size_effect(name, runs, sizes, kernels=('gaussian', 1.0), folds=10, random_state=0, n_jobs=1, progress=None):
     """Test MSE against the number of rows, with each kernel's most often chosen hyper-parameters held fixed: how
     much of a gap to the paper is the quick mode's subsample.
@@ -623,7 +645,7 @@ def size_effect(name, runs, sizes, kernels=('gaussian', 1.0), folds=10, random_s
         t.add(f'{min(size or n_all, n_all)} rows', **values)
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #908d80f4
+# %% ../../nbs/papers/03_frenay2011.ipynb #10dc94af
 def claim_table(all_runs, protocol):
     """The claim on every data set we ran: does σ_w >= 1 need no tuning and match a tuned Gaussian kernel?
 
@@ -665,6 +687,7 @@ def claim_table(all_runs, protocol):
               capped=f"{sum(r.capped for r in runs.values())}/{sum(r.fits for r in runs.values())}")
     return t
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #3cf2153a
 def sigma_table(all_runs):
     """Every data set's rows at a glance: the Gaussian kernel's test MSE and each σ_w's MSE relative to it.
 
@@ -695,7 +718,7 @@ def sigma_table(all_runs):
               **{cols[s]: runs[s].result.mean / g.mean for s in sigmas if s in runs})
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #fb088b5c
+# %% ../../nbs/papers/03_frenay2011.ipynb #067ab546
 def fig_sigma_per_set(all_runs):
     """Each data set's test MSE relative to its tuned Gaussian kernel, against σ_w (the claim at a glance).
 
@@ -731,11 +754,12 @@ def fig_sigma_per_set(all_runs):
     fig.set_label('fig_sigma_per_set')
     return fig
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #9b5baf8a
+# %% ../../nbs/papers/03_frenay2011.ipynb #1bd57778
 def _standardised_full(X):
     "X standardised on all its rows (for analyses of the kernel's geometry, not for evaluation)."
     return StandardScaler().fit_transform(X)
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #257531e1
 def angle_saturation(X, rows, sigma_w=1.0, factor=2.0):
     """How much the normalised kernel still depends on a point's norm: max over the data z of
     |k(c·x, z) - k(x, z)|, on the standardised inputs, for each row x of `rows` and c = `factor`.
@@ -764,6 +788,40 @@ def angle_saturation(X, rows, sigma_w=1.0, factor=2.0):
     x = Xs[np.asarray(rows)]
     return np.abs(asymptotic_elm_kernel(factor * x, Xs, sigma_w) - asymptotic_elm_kernel(x, Xs, sigma_w)).max(axis=1)
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #2e035457
+def _extremes_top_table(name, runs, X, y, top, k):
+    "The `top` rows of `extremes_tables`: target, standardised norm and its rank, saturation, each run's prediction."
+    norms = np.linalg.norm(_standardised_full(X), axis=1)
+    t = Table(f"{name}: the {k} largest targets and the test error they carry",
+              columns=('target', 'norm', 'norm_rank', 'saturation', *(f'pred_{i}' for i in range(len(runs)))),
+              digits=3,
+              note=f"norm: ‖x‖ of the standardised inputs (rank among {len(y)} rows); saturation: max_z |k(2x, z) - "
+                   "k(x, z)| of eq. 16 at σ_w = 1 (0: the kernel no longer sees the norm); pred_i: out-of-fold "
+                   f"prediction of {', '.join(f'{i} = {r.label}' for i, r in enumerate(runs.values()))}.")
+    sat = angle_saturation(X, top)
+    rank = np.argsort(np.argsort(-norms))
+    for i, r in enumerate(top):
+        predictions = {f'pred_{j}': float(run.predictions[r]) for j, run in enumerate(runs.values())}
+        t.add(f'row {r}', target=float(y[r]), norm=float(norms[r]), norm_rank=int(rank[r]) + 1,
+              saturation=float(sat[i]), **predictions)
+    return t
+
+# %% ../../nbs/papers/03_frenay2011.ipynb #b388bc1a
+def _extremes_share_table(name, runs, y, top, k):
+    "Each run's out-of-fold MSE with and without the `top` rows (`extremes_tables`), and their share of its error."
+    share = Table(f"{name}: share of the squared test error on the {k} largest targets",
+                  columns=('mse', 'mse_without', 'share_top'), digits=3,
+                  note="mse: out-of-fold MSE of all rows; mse_without: without the top rows; share_top: their "
+                       "share of the summed squared error.")
+    for run in runs.values():
+        sq = (run.predictions - y) ** 2
+        keep = np.ones(len(y), bool)
+        keep[top] = False
+        share.add(run.label, mse=float(sq.mean()), mse_without=float(sq[keep].mean()),
+                  share_top=float(sq[top].sum() / sq.sum()))
+    return share
+
+# %% ../../nbs/papers/03_frenay2011.ipynb #fc7c36d2
 def extremes_tables(name, runs, X, y, k=5):
     """Where the ELM kernel loses: the `k` largest targets, their standardised norm, how little the kernel still
     sees of that norm (`angle_saturation`), and the share of each row's squared test error they carry.
@@ -793,32 +851,50 @@ def extremes_tables(name, runs, X, y, k=5):
     (5, 2)
     """
     top = np.argsort(y)[::-1][:k]
-    norms = np.linalg.norm(_standardised_full(X), axis=1)
-    t = Table(f"{name}: the {k} largest targets and the test error they carry",
-              columns=('target', 'norm', 'norm_rank', 'saturation', *(f'pred_{i}' for i in range(len(runs)))),
-              digits=3,
-              note=f"norm: ‖x‖ of the standardised inputs (rank among {len(y)} rows); saturation: max_z |k(2x, z) - "
-                   "k(x, z)| of eq. 16 at σ_w = 1 (0: the kernel no longer sees the norm); pred_i: out-of-fold "
-                   f"prediction of {', '.join(f'{i} = {r.label}' for i, r in enumerate(runs.values()))}.")
-    sat = angle_saturation(X, top)
-    rank = np.argsort(np.argsort(-norms))
-    for i, r in enumerate(top):
-        predictions = {f'pred_{j}': float(run.predictions[r]) for j, run in enumerate(runs.values())}
-        t.add(f'row {r}', target=float(y[r]), norm=float(norms[r]), norm_rank=int(rank[r]) + 1,
-              saturation=float(sat[i]), **predictions)
-    share = Table(f"{name}: share of the squared test error on the {k} largest targets",
-                  columns=('mse', 'mse_without', 'share_top'), digits=3,
-                  note="mse: out-of-fold MSE of all rows; mse_without: without the top rows; share_top: their "
-                       "share of the summed squared error.")
-    for run in runs.values():
-        sq = (run.predictions - y) ** 2
-        keep = np.ones(len(y), bool)
-        keep[top] = False
-        share.add(run.label, mse=float(sq.mean()), mse_without=float(sq[keep].mean()),
-                  share_top=float(sq[top].sum() / sq.sum()))
-    return t, share
+    return _extremes_top_table(name, runs, X, y, top, k), _extremes_share_table(name, runs, y, top, k)
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #ebb3e372
+# %% ../../nbs/papers/03_frenay2011.ipynb #d6b2ac98
+def _ray_panel(ax, runs, X, y, kernels, t):
+    """Left panel of `fig_extrapolation`: predictions along the ray x(t) = mean + t (x_top - mean) of models refitted
+    on all rows with each kernel's most often chosen parameters, and every row projected onto the ray. Returns
+    {kernel: slope}, the share of the rise from the mean to the extreme row that the model continues beyond it."""
+    top = int(np.argmax(y))
+    centre = X.mean(axis=0)
+    ray = centre + t[:, None] * (X[top] - centre)
+    slopes = {}
+    for key in kernels:
+        C, eps, value = _most_common(runs[key].result.best_params)
+        model, _ = _refit('gaussian' if key == 'gaussian' else 'elm', C, eps, value, -1, X, y)
+        f = model.predict(ray)
+        f0, f1, f2 = model.predict(np.vstack([centre, X[top], centre + 2 * (X[top] - centre)]))
+        slopes[key] = (f2 - f1) / (f1 - f0)
+        label = f"{runs[key].label} (C={C:g}, ε={eps:g}" + (f", γ={value:g})" if key == 'gaussian' else ')')
+        ax.plot(t, f, label=label)
+    u = X[top] - centre
+    proj = (X - centre) @ u / (u @ u)          # position of every row along the ray
+    ax.scatter(proj, y, s=6, c='0.6', label='all rows (projected)')
+    ax.scatter([1.0], [y[top]], s=40, c='k', label=f'row {top}')
+    ax.set(xlabel='t along the ray mean → largest target', ylabel='prediction / target',
+           title='Extrapolation along the ray')
+    ax.legend(fontsize=7)
+    return slopes
+
+# %% ../../nbs/papers/03_frenay2011.ipynb #b94130aa
+def _kernel_ray_panel(ax, runs, X, y, t):
+    "Right panel of `fig_extrapolation`: eq. 16 and the Gaussian kernel between x(t) on the ray and the extreme row."
+    top = int(np.argmax(y))
+    centre = X.mean(axis=0)
+    ray = centre + t[:, None] * (X[top] - centre)
+    Xs = StandardScaler().fit(X)
+    rs = Xs.transform(ray)
+    x_top = Xs.transform(X[top:top + 1])
+    ax.plot(t, asymptotic_elm_kernel(rs, x_top, sigma_w=1.0)[:, 0], label=r'eq. 16, $\sigma_w$ = 1')
+    gamma = _most_common(runs['gaussian'].result.best_params)[2] if 'gaussian' in runs else 0.01
+    ax.plot(t, rbf_kernel(rs, x_top, gamma=gamma)[:, 0], label=f'Gaussian, γ = {gamma:g}')
+    ax.set(xlabel='t', ylabel=f'k(x(t), row {top})', title='Kernel between a point on the ray and the extreme row')
+    ax.legend(fontsize=7)
+
+# %% ../../nbs/papers/03_frenay2011.ipynb #55963aed
 def fig_extrapolation(runs, X, y, kernels=('gaussian', 1.0)):
     """Predictions along the ray from the data mean through the row with the largest target, for models fitted on
     all rows with each kernel's most often chosen (C, ε, γ or σ_w); the largest targets marked at their position.
@@ -848,39 +924,15 @@ def fig_extrapolation(runs, X, y, kernels=('gaussian', 1.0)):
     ['1.0', 'gaussian']
     """
     import matplotlib.pyplot as plt
-    top = int(np.argmax(y))
-    centre = X.mean(axis=0)
     t = np.linspace(0.0, 2.5, 126)
-    ray = centre + t[:, None] * (X[top] - centre)
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.6))
-    slopes = {}
-    for key in kernels:
-        C, eps, value = _most_common(runs[key].result.best_params)
-        model, _ = _refit('gaussian' if key == 'gaussian' else 'elm', C, eps, value, -1, X, y)
-        f = model.predict(ray)
-        f0, f1, f2 = model.predict(np.vstack([centre, X[top], centre + 2 * (X[top] - centre)]))
-        slopes[key] = (f2 - f1) / (f1 - f0)
-        a.plot(t, f, label=f"{runs[key].label} (C={C:g}, ε={eps:g}" + (f", γ={value:g})" if key == 'gaussian' else ')'))
-    u = X[top] - centre
-    proj = (X - centre) @ u / (u @ u)          # position of every row along the ray
-    a.scatter(proj, y, s=6, c='0.6', label='all rows (projected)')
-    a.scatter([1.0], [y[top]], s=40, c='k', label=f'row {top}')
-    a.set(xlabel='t along the ray mean → largest target', ylabel='prediction / target',
-          title='Extrapolation along the ray')
-    a.legend(fontsize=7)
-    Xs = StandardScaler().fit(X)
-    rs = Xs.transform(ray)
-    x_top = Xs.transform(X[top:top + 1])
-    b.plot(t, asymptotic_elm_kernel(rs, x_top, sigma_w=1.0)[:, 0], label=r'eq. 16, $\sigma_w$ = 1')
-    gamma = _most_common(runs['gaussian'].result.best_params)[2] if 'gaussian' in runs else 0.01
-    b.plot(t, rbf_kernel(rs, x_top, gamma=gamma)[:, 0], label=f'Gaussian, γ = {gamma:g}')
-    b.set(xlabel='t', ylabel=f'k(x(t), row {top})', title='Kernel between a point on the ray and the extreme row')
-    b.legend(fontsize=7)
+    slopes = _ray_panel(a, runs, X, y, kernels, t)
+    _kernel_ray_panel(b, runs, X, y, t)
     fig.tight_layout()
     fig.set_label('fig_extrapolation')
     return fig, slopes
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #234811e6
+# %% ../../nbs/papers/03_frenay2011.ipynb #df4cbc65
 def siri_table(runs=None):
     """Bodyfat's target is Siri's (1956) formula of its own `Density` column: body fat = 495 / Density - 450.
 
@@ -913,7 +965,7 @@ def siri_table(runs=None):
         t.add(f'{run.label} (cross-test)', mse=run.result.mean)
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #262d5bdd
+# %% ../../nbs/papers/03_frenay2011.ipynb #50f05bec
 def timing_table(all_runs, protocol):
     """Model-selection cost: the Gaussian kernel's 3-parameter search against the ELM kernel's 2-parameter one.
 
@@ -940,13 +992,13 @@ def timing_table(all_runs, protocol):
     t = Table("Model-selection cost: Gaussian kernel (C, ε, γ) against ELM kernel with σ_w = 1 (C, ε)",
               columns=('gauss_s', 'elm_s', 'speedup', 'grid_ratio'), digits=3,
               note=f"seconds of the whole cross-test (sum over outer folds, one process); grids of {n3} and {n2} "
-                   "points; a shared 2-core machine, so the times are indicative, the ratios less so.")
+                   "points; the times depend on the machine, their ratios less so.")
     for name, runs in all_runs.items():
         g, e = runs['gaussian'].result.time_s, runs[1.0].result.time_s
         t.add(name, gauss_s=g, elm_s=e, speedup=g / e, grid_ratio=n3 / n2)
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #c1e6ae4f
+# %% ../../nbs/papers/03_frenay2011.ipynb #ec50066a
 def fig1_epsilon_svr():
     """Fig. 1 of the paper: (a) the ε-insensitive loss (eq. 2), (b) a linear SVR with its tube on a linear problem
     with two outliers, support vectors circled.
@@ -985,6 +1037,7 @@ def fig1_epsilon_svr():
     fig.set_label('fig1_epsilon_svr')
     return fig
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #259196a8
 def fig3_kernel_shapes():
     """Fig. 3 of the paper: the normalised asymptotic ELM kernel $\\tilde k(x, 0)$ for σ_w = 10^-3, 1, 10^3, with its
     two limits $1/\\sqrt{1 + x^2}$ (σ_w → 0) and $1 - 2\\arctan|x|/\\pi$ (σ_w = ∞).
@@ -1013,7 +1066,7 @@ def fig3_kernel_shapes():
     fig.set_label('fig3_kernel_shapes')
     return fig
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #a8d0b0b8
+# %% ../../nbs/papers/03_frenay2011.ipynb #9fec20b6
 def _thread_settings():
     "numba's and the BLAS libraries' thread counts, for the benchmark report."
     import numba
@@ -1021,8 +1074,9 @@ def _thread_settings():
     blas = [f"{i.get('internal_api')}={i.get('num_threads')}" for i in threadpool_info() if i.get('user_api') == 'blas']
     return f"numba={numba.get_num_threads()}, " + ', '.join(blas)
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #5f5480ac
 def _interleaved_cpu_times(calls, repeats=5):
-    "Median CPU seconds (process time: robust to other jobs on the machine) of each call, called in turn."
+    "Median CPU seconds (process time: only this process's CPU is counted) of each call, called in turn."
     times = {k: [] for k in calls}
     for f in calls.values():
         f()                                                   # warm-up: numba compilation, caches
@@ -1033,6 +1087,7 @@ def _interleaved_cpu_times(calls, repeats=5):
             times[k].append(time.process_time() - t0)
     return {k: float(np.median(v)) for k, v in times.items()}
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #89d4fc70
 def gram_pass_table(n=5000, d=20, repeats=5):
     """CPU time per Gram entry, on one thread, of the ways to build k(X, X) with eq. 16 and the Gaussian kernel:
     ours (tiled symmetric pass), ours through the rectangular pass, and scikit-learn's `rbf_kernel`.
@@ -1065,12 +1120,13 @@ def gram_pass_table(n=5000, d=20, repeats=5):
     peer = cpu['Gaussian, sklearn.metrics.pairwise.rbf_kernel']
     t = Table(f"Gram matrices of {n} x {n} (d = {d}) on one thread: CPU time",
               columns=('ms', 'ns_per_entry', 'vs_sklearn'), digits=3,
-              note="process time (not wall time: robust to other jobs), median of interleaved calls; numba and BLAS "
+              note="process time (only this process's CPU, not wall time), median of interleaved calls; numba and BLAS "
                    "limited to one thread.")
     for k, v in cpu.items():
         t.add(k, ms=1e3 * v, ns_per_entry=1e9 * v / n ** 2, vs_sklearn=v / peer)
     return t
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #e6dd564c
 @bench_case('asymptotic_gram', target='ratio <= 0.7',
             description='normalised asymptotic ELM kernel Gram matrix k(X, X) (eq. 16), n=5000, d=20, '
                         'vs sklearn.metrics.pairwise.rbf_kernel on the same data')
@@ -1090,6 +1146,7 @@ def _asymptotic_gram_case(quick=False):
     return BenchCase(ours=lambda: asymptotic_elm_kernel(X, sigma_w=1.0), peer=lambda: sk_rbf(X), quality=quality,
                      repeats=5)
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #826f1ed5
 @bench_case('elm_kernel_svr_predict', target='ratio <= 1.0 and peak_mib <= 100',
             description='ELMKernelSVR.predict of 20 000 calhousing rows (model fitted on 4000) vs scikit-learn '
                         "SVR(kernel='rbf').predict fitted on the same standardised rows (LIBSVM)")
@@ -1120,7 +1177,7 @@ def _elm_kernel_svr_predict_case(quick=False):
     return BenchCase(ours=lambda: ours.predict(X[query]), peer=lambda: peer.predict(Xs_query), quality=quality,
                      repeats=3)
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #106129ae
+# %% ../../nbs/papers/03_frenay2011.ipynb #41ca1368
 def reproduce(full=False, n_jobs=1, random_state=0, datasets=None, progress=None):
     """Frénay & Verleysen (2011), Section 5: Tables 2–3 where we have the data (CPU, Abalone), the claim on every
     bundled regression set, the causes of the gaps, Fig. 1, Fig. 3 and the claim and extrapolation figures.

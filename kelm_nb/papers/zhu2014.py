@@ -6,9 +6,9 @@
 __all__ = ['ZHU_DATASETS', 'ZHU_TABLE1', 'ZHU_TABLE2', 'ZHU_TABLE3', 'METHODS', 'QUICK_DATASETS', 'UNSEEN_DATASETS',
            'FIG1_DATASETS', 'ESVR_VS_SVR_GRID', 'scale_pm1', 'available_datasets', 'zhu_data', 'zhu_settings', 'table1',
            'svmkm_gamma', 'lssvmlab_gamma', 'paper_parameters', 'grid_scores', 'final_fit', 'select', 'paper_protocol',
-           'nested_protocol', 'table2', 'table3_paper_protocol', 'table3_nested', 'table_gaps', 'table_times',
-           'table_claims', 'paper_parameter_scores', 'table_paper_parameters', 'weight_variants', 'table_weight_range',
-           'hidden_node_curves', 'plot_hidden_node_curves', 'run_zhu', 'zhu_tables', 'reproduce', 'esvr_fit_case',
+           'nested_protocol', 'paper_parameter_scores', 'weight_variants', 'run_zhu', 'table2', 'table3_paper_protocol',
+           'table_gaps', 'table3_nested', 'table_times', 'table_claims', 'table_paper_parameters', 'table_weight_range',
+           'hidden_node_curves', 'plot_hidden_node_curves', 'zhu_tables', 'reproduce', 'esvr_fit_case',
            'esvr_fit_1thread_case', 'tune_esvr_and_svr', 'esvr_vs_svr_case', 'esvr_nu_path_cv_case']
 
 # %% ../../nbs/papers/04_zhu2014.ipynb #55f769fa
@@ -28,7 +28,7 @@ from ..esvr import ESVR, LSSVR, PAPER_NU_GRID, augment, esvr_nu_path, lssvr_path
 from ..experiments import (BenchCase, ReproductionTable, Table, bench_case, paired_ttest, run_tasks,
                                  single_threaded)
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #062769b1
+# %% ../../nbs/papers/04_zhu2014.ipynb #2214dd14
 ZHU_DATASETS = ('basketball', 'cloud', 'autoprice', 'strike', 'pyrim', 'bodyfat', 'cleveland', 'housing',
                 'balloon', 'quake', 'space_ga', 'abalone')
 
@@ -37,12 +37,16 @@ ZHU_TABLE1 = {'basketball': (4, 64, 32), 'cloud': (9, 72, 36), 'autoprice': (9, 
               'pyrim': (27, 49, 25), 'bodyfat': (14, 168, 84), 'cleveland': (13, 202, 102),
               'housing': (13, 337, 169), 'balloon': (2, 1334, 667), 'quake': (3, 1452, 726),
               'space_ga': (6, 2071, 1036), 'abalone': (8, 2784, 1393)}
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #d623a9e4
 # Table 2: log2 of SVR's C and gamma, LS-SVR's C and gamma, ESVR's nu; ESVR's number of hidden nodes
 ZHU_TABLE2 = {'basketball': (10, 2, 0, 2, 4, 250), 'cloud': (20, 7, 25, 16, 3, 170),
               'autoprice': (19, 5, 9, 7, 5, 290), 'strike': (-3, -2, -1, -1, 1, 250), 'pyrim': (0, 2, 3, 3, -1, 260),
               'bodyfat': (6, 3, 9, 7, 2, 300), 'cleveland': (22, 13, 22, 25, -5, 240), 'housing': (6, 1, 6, 3, 7, 280),
               'balloon': (3, 1, 25, 5, 25, 260), 'quake': (1, -12, -1, -15, 0, 40), 'space_ga': (3, -1, 11, 3, 19, 300),
               'abalone': (-1, -1, 2, 2, 9, 150)}
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #a64ebdba
 # Table 3: test RMSE and training time (s) of SVR, LS-SVR and ESVR
 ZHU_TABLE3 = {'basketball': (0.2567, 0.1029, 0.2568, 0.0049, 0.2521, 0.0208),
               'cloud': (0.1729, 0.0774, 0.1810, 0.0065, 0.1582, 0.0115),
@@ -57,7 +61,7 @@ ZHU_TABLE3 = {'basketball': (0.2567, 0.1029, 0.2568, 0.0049, 0.2521, 0.0208),
               'space_ga': (0.0654, 92.1705, 0.0665, 2.5293, 0.0661, 0.3677),
               'abalone': (0.1519, 250.4772, 0.1486, 9.6423, 0.1510, 0.1875)}
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #08bdb6c3
+# %% ../../nbs/papers/04_zhu2014.ipynb #69e1090b
 def scale_pm1(a):
     """Every column of `a` scaled to $[-1, 1]$ by its minimum and maximum, as Sec. 4.1 does to whole data sets before
     the regression (a constant column becomes -1: Pyrim's `p3_pi_acceptor`).
@@ -79,6 +83,7 @@ def scale_pm1(a):
     lo, hi = a.min(axis=0), a.max(axis=0)
     return 2.0 * (a - lo) / np.where(hi > lo, hi - lo, 1.0) - 1.0
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #5762e480
 def available_datasets(names=ZHU_DATASETS):
     """The paper's data sets this installation bundles (a set missing from `kelm_nb.datasets` is skipped).
 
@@ -97,6 +102,7 @@ def available_datasets(names=ZHU_DATASETS):
     """
     return tuple(n for n in names if n in DATASETS)
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #1dc30e27
 def zhu_data(name, max_rows=None):
     """`(X, y)` of data set `name`, inputs and target scaled to $[-1, 1]$ on the whole set (Sec. 4.1).
 
@@ -125,6 +131,7 @@ def zhu_data(name, max_rows=None):
         X, y = X[keep], y[keep]
     return X, y
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #ce70493f
 def zhu_settings(full=False):
     """The grids and repetitions of a run: the paper's (`full=True`) or a quick version of them.
 
@@ -159,17 +166,7 @@ def zhu_settings(full=False):
                 ls_gamma=2.0 ** np.arange(-11, 8, 3), max_rows=600,
                 weight_ranges=(0.5, 1.0, 2.0), study_hidden=(60, 200), study_rounds=2)
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #653eb8cd
-_METHOD_LABELS = {'esvr': 'ESVR', 'svr': 'SVR', 'lssvr': 'LS-SVR', 'elm': 'ELM', 'mean': 'constant'}
-
-def _log2(v):
-    return f"2^{np.log2(float(v)):.0f}"
-
-def _seed_stats(pp, name, method, s, variant=None):
-    "Mean, minimum and maximum over the fold seeds of the paper protocol's best CV RMSE."
-    v = np.array([pp[(name, method, variant, seed)]['score'] for seed in s['seeds']])
-    return float(v.mean()), float(v.min()), float(v.max())
-
+# %% ../../nbs/papers/04_zhu2014.ipynb #9c327c23
 def table1(names):
     """Table 1 of the paper next to the bundled data: attributes and the 2:1 split sizes.
 
@@ -200,8 +197,7 @@ def table1(names):
               test_paper=te, test_ours=n // 3)
     return t
 
-
-# %% ../../nbs/papers/04_zhu2014.ipynb #68e47fb1
+# %% ../../nbs/papers/04_zhu2014.ipynb #ac7bdfd1
 def svmkm_gamma(sigma):
     """Our RBF `gamma` for SVM-KM's Gaussian kernel width $\\sigma$: $\\exp(-\\|x-z\\|^2/(2\\sigma^2))$, so
     $\\gamma=1/(2\\sigma^2)$.
@@ -222,6 +218,7 @@ def svmkm_gamma(sigma):
     """
     return 1.0 / (2.0 * np.asarray(sigma, dtype=float) ** 2)
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #576195a9
 def lssvmlab_gamma(sig2):
     """Our RBF `gamma` for LS-SVMlab's `sig2`: its `kernel_matrix` computes $\\exp(-\\|x-z\\|^2/(2\\,\\mathrm{sig2}))$.
 
@@ -241,6 +238,7 @@ def lssvmlab_gamma(sig2):
     """
     return 1.0 / (2.0 * np.asarray(sig2, dtype=float))
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #380127f9
 def paper_parameters(name):
     """Table 2's parameters of data set `name` in our parametrisation.
 
@@ -264,18 +262,21 @@ def paper_parameters(name):
             'lssvr': {'gamma_reg': 2.0 ** lc, 'gamma': float(lssvmlab_gamma(2.0 ** lg))},
             'esvr': {'nu': 2.0 ** nu, 'n_hidden': n_hidden}}
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #d1f12dbb
+# %% ../../nbs/papers/04_zhu2014.ipynb #d93f2315
 def _seed(*keys):
     "A 32-bit seed derived from integer keys."
     return int(np.random.SeedSequence([int(k) for k in keys]).generate_state(1)[0])
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #ec95b10a
 def _layer(n_hidden, seed, weight=1.0, bias_low=-1.0):
     "The paper's sigmoid hidden layer: weights U[-weight, weight], biases U[bias_low, 1]."
     return RandomHiddenLayer(int(n_hidden), 'sigmoid', weight_range=(-weight, weight), bias_range=(bias_low, 1.0),
                              random_state=seed)
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #4ed6ef4a
 METHODS = ('mean', 'elm', 'esvr', 'svr', 'lssvr')
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #c52833f8
 def _prefix_nu_paths(Htr, ytr, Hva, hidden, nus):
     """ESVR's validation predictions (n_val, n_nus) for the first L columns of the hidden layer, for every L of
     `hidden`: one Gram matrix $E^\\top E$ of the widest layer, then one `eigh` of its leading block per width (eq. 9's
@@ -293,10 +294,12 @@ def _prefix_nu_paths(Htr, ytr, Hva, hidden, nus):
         paths.append((Eva[:, cols] @ V) @ (W * (V.T @ R[cols])).T)
     return paths
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #2ab07068
 def _svr(C, gamma, s):
     return SVR(kernel='rbf', C=float(C), gamma=float(gamma), epsilon=s['svr_epsilon'], cache_size=500,
                max_iter=s['svr_max_iter'])
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #0bf4dc1a
 def _fit_svr(model, X, y):
     "Fit a libsvm SVR; returns `(model, capped)`, capped = libsvm stopped at `max_iter` (counted, not hidden)."
     with warnings.catch_warnings(record=True) as caught:
@@ -304,6 +307,49 @@ def _fit_svr(model, X, y):
         model.fit(X, y)
     return model, any(issubclass(w.category, ConvergenceWarning) for w in caught)
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #62f6e0e2
+def _layer_scores(method, Xtr, ytr, Xva, yva, s, seed, variant):
+    """Validation RMSE of ESVR (hidden, rounds, nus) or of the basic ELM (hidden, rounds): every width the first L
+    nodes of one random layer per round (`grid_scores`)."""
+    hidden, rounds = (s['hidden'], s['rounds']) if variant is None else (s['study_hidden'], s['study_rounds'])
+    law = (1.0, -1.0) if variant is None else variant
+    out = np.empty((len(hidden), rounds) + ((len(s['nus']),) if method == 'esvr' else ()))
+    for r in range(rounds):
+        layer = _layer(max(hidden), _seed(seed, r), *law).fit(Xtr)
+        Htr, Hva = layer.transform(Xtr), layer.transform(Xva)
+        if method == 'esvr':
+            for i, P in enumerate(_prefix_nu_paths(Htr, ytr, Hva, hidden, s['nus'])):
+                out[i, r] = np.sqrt(np.mean((P - yva[:, None]) ** 2, axis=0))
+        else:                            # the basic ELM: minimum-norm least squares
+            for i, L in enumerate(hidden):
+                out[i, r] = rmse(yva, Hva[:, :L] @ ridge_solve(Htr[:, :L], ytr, None))
+    return out
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #d47eccb1
+def _svr_scores(Xtr, ytr, Xva, yva, s):
+    """Validation RMSE of SVR over (C, gamma), inf where C exceeds `svr_large_C_max` on a large set (not evaluated);
+    and the number of fits libsvm stopped at `max_iter`."""
+    out = np.full((len(s['svr_C']), len(s['svr_gamma'])), np.inf)    # inf: not evaluated
+    capped = 0
+    for i, C in enumerate(s['svr_C']):
+        if len(ytr) > s['svr_large'] and C > s['svr_large_C_max']:
+            continue
+        for j, g in enumerate(s['svr_gamma']):
+            model, cap = _fit_svr(_svr(C, g, s), Xtr, ytr)
+            out[i, j], capped = rmse(yva, model.predict(Xva)), capped + cap
+    return out, capped
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #65972255
+def _lssvr_scores(Xtr, ytr, Xva, yva, s):
+    "Validation RMSE of LS-SVR over (gamma, C): one `lssvr_path` per kernel width."
+    out = np.empty((len(s['ls_gamma']), len(s['ls_C'])))
+    for j, g in enumerate(s['ls_gamma']):
+        K = compute_kernel(Xtr, np.vstack([Xtr, Xva]), 'rbf', gamma=float(g))
+        P = lssvr_path(K[:, :len(ytr)], ytr, K[:, len(ytr):].T, s['ls_C'])
+        out[j] = np.sqrt(np.mean((P - yva[:, None]) ** 2, axis=0))
+    return out
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #943c9117
 def grid_scores(name, method, train, test, s, seed, variant=None):
     """Validation RMSE of `method` on rows `test` after training on rows `train`, for every point of its grid.
 
@@ -343,42 +389,43 @@ def grid_scores(name, method, train, test, s, seed, variant=None):
         if method == 'mean':
             out = rmse(yva, np.full(len(yva), ytr.mean()))
         elif method in ('esvr', 'elm'):
-            hidden, rounds = (s['hidden'], s['rounds']) if variant is None else (s['study_hidden'], s['study_rounds'])
-            law = (1.0, -1.0) if variant is None else variant
-            out = np.empty((len(hidden), rounds) + ((len(s['nus']),) if method == 'esvr' else ()))
-            for r in range(rounds):              # every width: the first L nodes of one random layer per round
-                layer = _layer(max(hidden), _seed(seed, r), *law).fit(Xtr)
-                Htr, Hva = layer.transform(Xtr), layer.transform(Xva)
-                if method == 'esvr':
-                    for i, P in enumerate(_prefix_nu_paths(Htr, ytr, Hva, hidden, s['nus'])):
-                        out[i, r] = np.sqrt(np.mean((P - yva[:, None]) ** 2, axis=0))
-                else:                            # the basic ELM: minimum-norm least squares
-                    for i, L in enumerate(hidden):
-                        out[i, r] = rmse(yva, Hva[:, :L] @ ridge_solve(Htr[:, :L], ytr, None))
+            out = _layer_scores(method, Xtr, ytr, Xva, yva, s, seed, variant)
         elif method == 'svr':
-            out = np.full((len(s['svr_C']), len(s['svr_gamma'])), np.inf)    # inf: not evaluated
-            for i, C in enumerate(s['svr_C']):
-                if len(ytr) > s['svr_large'] and C > s['svr_large_C_max']:
-                    continue
-                for j, g in enumerate(s['svr_gamma']):
-                    model, cap = _fit_svr(_svr(C, g, s), Xtr, ytr)
-                    out[i, j], capped = rmse(yva, model.predict(Xva)), capped + cap
+            out, capped = _svr_scores(Xtr, ytr, Xva, yva, s)
         elif method == 'lssvr':
-            out = np.empty((len(s['ls_gamma']), len(s['ls_C'])))
-            for j, g in enumerate(s['ls_gamma']):
-                K = compute_kernel(Xtr, np.vstack([Xtr, Xva]), 'rbf', gamma=float(g))
-                P = lssvr_path(K[:, :len(ytr)], ytr, K[:, len(ytr):].T, s['ls_C'])
-                out[j] = np.sqrt(np.mean((P - yva[:, None]) ** 2, axis=0))
+            out = _lssvr_scores(Xtr, ytr, Xva, yva, s)
         else:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     return {'rmse': out, 'capped': capped}
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #939ba5d6
+# %% ../../nbs/papers/04_zhu2014.ipynb #c89510b1
 def _timed_fit(model, X, y):
     t0 = time.perf_counter()
     model.fit(X, y)
     return model, time.perf_counter() - t0
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #eba96dc1
+def _layer_fits(method, params, Xtr, ytr, Xte, yte, s, seed, weight, bias_low):
+    """Test RMSEs and training times of ESVR or the basic ELM with `params`, one per random hidden layer
+    (`s['rounds']` of them; weights U[-weight, weight], biases U[bias_low, 1])."""
+    errors, times = [], []
+    for r in range(s['rounds']):
+        if method == 'esvr':
+            model = ESVR(params['n_hidden'], nu=params['nu'], weight_range=(-weight, weight),
+                         bias_range=(bias_low, 1.0), random_state=_seed(seed, r))
+            model, t = _timed_fit(model, Xtr, ytr)
+            pred = model.predict(Xte)
+        else:
+            t0 = time.perf_counter()
+            layer = _layer(params['n_hidden'], _seed(seed, r), weight, bias_low).fit(Xtr)
+            beta = ridge_solve(layer.transform(Xtr), ytr, None)
+            t = time.perf_counter() - t0
+            pred = layer.transform(Xte) @ beta
+        errors.append(rmse(yte, pred))
+        times.append(t)
+    return errors, times
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #48ab8d49
 def final_fit(name, method, params, train, test, s, seed, variant=None):
     """Train `method` with `params` on rows `train` and test it on rows `test` (one thread).
 
@@ -413,25 +460,12 @@ def final_fit(name, method, params, train, test, s, seed, variant=None):
     X, y = zhu_data(name, s['max_rows'])
     Xtr, ytr, Xte, yte = X[train], y[train], X[test], y[test]
     weight, bias_low = (1.0, -1.0) if variant is None else variant
-    errors, times, capped = [], [], False
+    capped = False
     with single_threaded():
         if method == 'mean':
             errors, times = [rmse(yte, np.full(len(yte), ytr.mean()))], [0.0]
         elif method in ('esvr', 'elm'):
-            for r in range(s['rounds']):
-                if method == 'esvr':
-                    model = ESVR(params['n_hidden'], nu=params['nu'], weight_range=(-weight, weight),
-                                 bias_range=(bias_low, 1.0), random_state=_seed(seed, r))
-                    model, t = _timed_fit(model, Xtr, ytr)
-                    pred = model.predict(Xte)
-                else:
-                    t0 = time.perf_counter()
-                    layer = _layer(params['n_hidden'], _seed(seed, r), weight, bias_low).fit(Xtr)
-                    beta = ridge_solve(layer.transform(Xtr), ytr, None)
-                    t = time.perf_counter() - t0
-                    pred = layer.transform(Xte) @ beta
-                errors.append(rmse(yte, pred))
-                times.append(t)
+            errors, times = _layer_fits(method, params, Xtr, ytr, Xte, yte, s, seed, weight, bias_low)
         elif method == 'svr':
             t0 = time.perf_counter()
             model, capped = _fit_svr(_svr(params['C'], params['gamma'], s), Xtr, ytr)
@@ -444,7 +478,7 @@ def final_fit(name, method, params, train, test, s, seed, variant=None):
     return {'rmse': float(np.mean(errors)), 'rmse_rounds': np.array(errors), 'time': float(np.mean(times)),
             'capped': int(capped)}
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #61b33aec
+# %% ../../nbs/papers/04_zhu2014.ipynb #62d28a0f
 def _grids(method, s, variant=None):
     "The parameter axes of `method`'s score array, in order: a list of `(name, values)`."
     hidden = s['hidden'] if variant is None else s['study_hidden']
@@ -452,16 +486,19 @@ def _grids(method, s, variant=None):
             'svr': [('C', s['svr_C']), ('gamma', s['svr_gamma'])],
             'lssvr': [('gamma', s['ls_gamma']), ('C', s['ls_C'])]}[method]
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #2ef17f77
 def _mean_score(method, fold_scores):
     "Mean validation RMSE over folds (and, for ESVR and ELM, over the random hidden layers)."
     A = np.mean([f['rmse'] for f in fold_scores], axis=0)
     return A.mean(axis=1) if method in ('esvr', 'elm') else A
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #a6a90eed
 def _ends(mask, axis):
     "The first and last index along `axis` where `mask` holds somewhere."
     hit = np.flatnonzero(mask.any(axis=tuple(a for a in range(mask.ndim) if a != axis)))
     return (hit[0], hit[-1]) if hit.size else ()
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #0d2fed36
 def select(method, fold_scores, s, variant=None):
     """The grid point with the lowest mean validation RMSE (the paper's rule, Sec. 4.1).
 
@@ -501,13 +538,15 @@ def select(method, fold_scores, s, variant=None):
                            if len(values) > 2 and i in _ends(evaluated, k))
     return float(A[idx]), params
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #d6c25fdc
+# %% ../../nbs/papers/04_zhu2014.ipynb #80c6dbbb
 def _folds(n, seed):
     return list(KFold(3, shuffle=True, random_state=seed).split(np.arange(n)))
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #68cffbc7
 def _n_rows(name, s):
     return len(zhu_data(name, s['max_rows'])[1])
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #06a50844
 def paper_protocol(names, methods, s, n_jobs=1, progress=None, variants=(None,)):
     """The paper's protocol as Sec. 4.1 and Table 1 read: the best mean 3-fold CV RMSE over the grid.
 
@@ -558,6 +597,7 @@ def paper_protocol(names, methods, s, n_jobs=1, progress=None, variants=(None,))
         entry['score'], entry['params'] = select(m, entry['folds'], s, v)
     return out
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #0772e6aa
 def nested_protocol(names, methods, s, n_jobs=1, progress=None, variants=(None,)):
     """An honest protocol: `s['outer']` random 2:1 splits; on each, 3-fold CV on the training two thirds selects the
     parameters (the paper's rule), the model is retrained on them and tested on the held-out third.
@@ -613,234 +653,7 @@ def nested_protocol(names, methods, s, n_jobs=1, progress=None, variants=(None,)
         e['capped'] += res['capped'] + sum(f['capped'] for f in inner.get((name, m, v, o), []))
     return out
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #e4cf8424
-def table2(run):
-    """Table 2: the selected parameters, the paper's (converted to our parametrisation) / ours (paper's protocol,
-    first fold seed).
-
-    Parameters
-    ----------
-    run : dict
-        A `run_zhu` result; its paper-protocol selections are shown.
-
-    Returns
-    -------
-    ReproductionTable
-
-    Examples
-    --------
-    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
-    >>> table2(run).columns[0]
-    'SVR_C'
-    """
-    s, names, pp = run['settings'], run['names'], run['paper']
-    t = ReproductionTable('Table 2 — selected parameters, paper (converted) / ours',
-                          columns=('SVR_C', 'SVR_gamma', 'LSSVR_C', 'LSSVR_gamma', 'ESVR_nu', 'ESVR_n_hidden'),
-                          compare=None,
-                          note="gamma is ours, exp(-gamma ||x - z||^2): the paper's SVR 'gamma' is SVM-KM's width "
-                               "sigma of exp(-||x - z||^2 / (2 sigma^2)), so gamma = 1 / (2 sigma^2); its LS-SVR "
-                               "'gamma' is LS-SVMlab's sig2 of exp(-||x - z||^2 / (2 sig2)), so gamma = 1 / (2 sig2). "
-                               "ours: 3-fold CV on the whole set (fold seed 0), the paper's rule; * marks a grid edge.")
-    for name in names:
-        p = paper_parameters(name)
-        o = {m: pp[(name, m, None, s['seeds'][0])]['params'] for m in ('svr', 'lssvr', 'esvr')}
-        cell = lambda m, key, paper: f"{paper} / {_log2(o[m][key])}{'*' if key in o[m]['edge'] else ''}"
-        t.add(name, SVR_C=cell('svr', 'C', _log2(p['svr']['C'])),
-              SVR_gamma=cell('svr', 'gamma', _log2(p['svr']['gamma'])),
-              LSSVR_C=cell('lssvr', 'C', _log2(p['lssvr']['gamma_reg'])),
-              LSSVR_gamma=cell('lssvr', 'gamma', _log2(p['lssvr']['gamma'])),
-              ESVR_nu=cell('esvr', 'nu', _log2(p['esvr']['nu'])),
-              ESVR_n_hidden=f"{p['esvr']['n_hidden']} / {o['esvr']['n_hidden']}"
-                            f"{'*' if 'n_hidden' in o['esvr']['edge'] else ''}")
-    return t
-
-def table3_paper_protocol(run):
-    """Table 3 (test RMSE) under the paper's protocol: the best mean 3-fold CV RMSE over the grid, with the spread
-    over the fold seeds and the constant predictor.
-
-    Parameters
-    ----------
-    run : dict
-        A `run_zhu` result (its `paper` entry, every fold seed).
-
-    Returns
-    -------
-    ReproductionTable
-
-    Examples
-    --------
-    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
-    >>> table3_paper_protocol(run).compare
-    ('ESVR_ours', 'ESVR_paper')
-    """
-    s, names, pp = run['settings'], run['names'], run['paper']
-    cols = ('ESVR_paper', 'ESVR_ours', 'SVR_paper', 'SVR_ours', 'LSSVR_paper', 'LSSVR_ours', 'ELM_ours', 'constant')
-    t = ReproductionTable("Table 3 — RMSE under the paper's protocol (best mean 3-fold CV RMSE over the grid)",
-                          columns=cols, compare=('ESVR_ours', 'ESVR_paper'),
-                          note=f"ours: mean ± half-range over {len(s['seeds'])} fold seed(s); targets scaled to "
-                               "[-1, 1]; constant: the training mean. 'in range': the paper's value lies within our "
-                               "range over the fold seeds.")
-    for name in names:
-        paper = ZHU_TABLE3[name]
-        vals = {m: _seed_stats(pp, name, m, s) for m in METHODS}
-        cell = lambda m: (vals[m][0], (vals[m][2] - vals[m][1]) / 2)
-        inside = [lab for m, lab, p in (('esvr', 'ESVR', paper[4]), ('svr', 'SVR', paper[0]),
-                                        ('lssvr', 'LS-SVR', paper[2])) if vals[m][1] <= p <= vals[m][2]]
-        ranks = sorted(('esvr', 'svr', 'lssvr'), key=lambda m: vals[m][0])
-        note = (f"in range: {', '.join(inside) or 'none'}; lowest: {_METHOD_LABELS[ranks[0]]}"
-                + ("; nothing beats the constant by 2%" if min(vals[m][0] for m in ('esvr', 'svr', 'lssvr'))
-                   > 0.98 * vals['mean'][0] else ''))
-        t.add(name, note, ESVR_paper=paper[4], ESVR_ours=cell('esvr'), SVR_paper=paper[0], SVR_ours=cell('svr'),
-              LSSVR_paper=paper[2], LSSVR_ours=cell('lssvr'), ELM_ours=cell('elm'), constant=cell('mean'))
-    return t
-
-def table3_nested(run):
-    """Table 3 (test RMSE) under the nested protocol: mean ± standard deviation over the random 2:1 splits, for the
-    paper's sets and the unseen ones.
-
-    Parameters
-    ----------
-    run : dict
-        A `run_zhu` result (its `nested` entry).
-
-    Returns
-    -------
-    ReproductionTable
-
-    Examples
-    --------
-    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
-    >>> len(table3_nested(run).rows)
-    1
-    """
-    s, names, nn = run['settings'], run['names'] + run['unseen'], run['nested']
-    t = ReproductionTable('Table 3 — test RMSE under a nested protocol (parameters chosen by 3-fold CV on the '
-                          'training two thirds, tested on the held-out third)',
-                          columns=('ESVR_paper', 'ESVR', 'SVR', 'LSSVR', 'ELM', 'constant'),
-                          compare=('ESVR', 'ESVR_paper'),
-                          note=f"mean ± std over {s['outer']} random 2:1 splits; p: paired t-test of ESVR against the "
-                               "better of SVR and LS-SVR on the same splits.")
-    for name in names:
-        r = {m: nn[(name, m, None)]['rmse'] for m in METHODS}
-        peer = min(('svr', 'lssvr'), key=lambda m: r[m].mean())
-        p = paired_ttest(r['esvr'], r[peer])[1] if len(r['esvr']) > 1 else float('nan')
-        lowest = min(('esvr', 'svr', 'lssvr'), key=lambda m: r[m].mean())
-        t.add(name, f"lowest: {_METHOD_LABELS[lowest]}; ESVR vs {_METHOD_LABELS[peer]}: "
-                    f"{r['esvr'].mean() / r[peer].mean() - 1:+.1%}, p = {p:.2g}"
-                    + ('' if name in ZHU_TABLE3 else '; not in the paper'),
-              ESVR_paper=ZHU_TABLE3[name][4] if name in ZHU_TABLE3 else None,
-              **{k: (float(r[m].mean()), float(r[m].std())) for k, m in
-                 (('ESVR', 'esvr'), ('SVR', 'svr'), ('LSSVR', 'lssvr'), ('ELM', 'elm'), ('constant', 'mean'))})
-    return t
-
-# %% ../../nbs/papers/04_zhu2014.ipynb #81e1d62e
-def table_gaps(run):
-    """Each set's gap to the paper under the paper's protocol, method by method: our RMSE over the paper's for ESVR,
-    SVR and LS-SVR. A gap that all three share (same sign, similar size) belongs to the data or the protocol, not to
-    ESVR; a gap of ESVR alone belongs to ESVR.
-
-    Parameters
-    ----------
-    run : dict
-        A `run_zhu` result (its `paper` entry).
-
-    Returns
-    -------
-    Table
-
-    Examples
-    --------
-    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
-    >>> table_gaps(run).columns
-    ('ESVR', 'SVR', 'LSSVR', 'spread')
-    """
-    s, names, pp = run['settings'], run['names'], run['paper']
-    t = Table("Ours / paper under the paper's protocol, by method: whose gap is it?",
-              columns=('ESVR', 'SVR', 'LSSVR', 'spread'), digits=3,
-              note="ours: mean over the fold seeds; spread: largest minus smallest of the three ratios.")
-    for name in names:
-        p = ZHU_TABLE3[name]
-        r = {m: _seed_stats(pp, name, m, s)[0] / paper for m, paper in (('esvr', p[4]), ('svr', p[0]), ('lssvr', p[2]))}
-        v = np.array(list(r.values()))
-        if np.all(np.abs(v - 1) < 0.03):
-            note = 'within 3% for all three'
-        elif np.all(v > 1) or np.all(v < 1):
-            note = f"all three {'higher' if v[0] > 1 else 'lower'}: a shift of the data or the protocol"
-        else:
-            note = 'differs by method'
-        t.add(name, note, ESVR=r['esvr'], SVR=r['svr'], LSSVR=r['lssvr'], spread=float(np.ptp(v)))
-    return t
-
-def table_times(run):
-    """Table 3 (training time): the paper's MATLAB times next to ours (one thread, median over the splits).
-
-    Parameters
-    ----------
-    run : dict
-        A `run_zhu` result: the fit times its nested protocol measured.
-
-    Returns
-    -------
-    ReproductionTable
-
-    Examples
-    --------
-    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
-    >>> table_times(run).rows[0]['label']
-    'basketball'
-    """
-    names, nn = run['names'], run['nested']
-    t = ReproductionTable('Table 3 — training time (s) with the selected parameters',
-                          columns=('ESVR_paper', 'ESVR_ours', 'SVR_paper', 'SVR_ours', 'LSSVR_paper', 'LSSVR_ours',
-                                   'SVR_over_ESVR_paper', 'SVR_over_ESVR_ours'), compare=None, digits=3,
-                          note="paper: MATLAB R2010a, 1.87 GHz Xeon E7520 (SVM-KM, LS-SVMlab); ours: this machine, "
-                               "one thread, libsvm through scikit-learn, median over the nested protocol's splits of "
-                               "one fit on two thirds of the set (ESVR: mean over its random hidden layers).")
-    for name in names:
-        p = ZHU_TABLE3[name]
-        o = {m: float(np.median(nn[(name, m, None)]['time'])) for m in ('esvr', 'svr', 'lssvr')}
-        t.add(name, ESVR_paper=p[5], ESVR_ours=o['esvr'], SVR_paper=p[1], SVR_ours=o['svr'], LSSVR_paper=p[3],
-              LSSVR_ours=o['lssvr'], SVR_over_ESVR_paper=p[1] / p[5], SVR_over_ESVR_ours=o['svr'] / o['esvr'])
-    return t
-
-def table_claims(run):
-    """The paper's two accuracy claims, set by set: ESVR against the basic ELM, and ESVR's rank among ESVR, SVR and
-    LS-SVR in the paper's Table 3, under the paper's protocol and under the nested one.
-
-    Parameters
-    ----------
-    run : dict
-        A `run_zhu` result (both protocols).
-
-    Returns
-    -------
-    Table
-
-    Examples
-    --------
-    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
-    >>> table_claims(run).columns[0]
-    'ESVR_beats_ELM_splits'
-    """
-    s, names, pp, nn = run['settings'], run['names'], run['paper'], run['nested']
-    t = Table('Claims: "ESVR beats the basic ELM" and "ESVR has the lowest RMSE on most sets"',
-              columns=('ESVR_beats_ELM_splits', 'rank_paper', 'rank_paper_protocol', 'rank_nested',
-                       'ESVR_over_best_peer_nested'), digits=3,
-              note="ESVR_beats_ELM_splits: share of the nested splits where ESVR's test RMSE is below the basic ELM's; "
-                   "rank: ESVR's place among ESVR, SVR and LS-SVR (1 = lowest RMSE); ESVR_over_best_peer: ESVR's "
-                   "RMSE divided by the better of SVR and LS-SVR.")
-    def rank(values):
-        return 1 + sum(v < values[0] for v in values[1:])
-    for name in names:
-        p = ZHU_TABLE3[name]
-        mp = {m: _seed_stats(pp, name, m, s)[0] for m in ('esvr', 'svr', 'lssvr')}
-        mn = {m: nn[(name, m, None)]['rmse'] for m in ('esvr', 'svr', 'lssvr', 'elm')}
-        t.add(name, ESVR_beats_ELM_splits=float(np.mean(mn['esvr'] < mn['elm'])), rank_paper=rank([p[4], p[0], p[2]]),
-              rank_paper_protocol=rank([mp['esvr'], mp['svr'], mp['lssvr']]),
-              rank_nested=rank([mn[m].mean() for m in ('esvr', 'svr', 'lssvr')]),
-              ESVR_over_best_peer_nested=float(mn['esvr'].mean() / min(mn['svr'].mean(), mn['lssvr'].mean())))
-    return t
-
+# %% ../../nbs/papers/04_zhu2014.ipynb #c8cd06c3
 def paper_parameter_scores(names, s, n_jobs=1, progress=None, epsilons=(0.01, 0.05, 0.1)):
     """3-fold CV RMSE (the paper's protocol, first fold seed) at Table 2's own parameters, converted: does the paper's
     choice give the paper's numbers on our data? SVR for several tube widths epsilon (the paper does not state it).
@@ -886,6 +699,318 @@ def paper_parameter_scores(names, s, n_jobs=1, progress=None, epsilons=(0.01, 0.
         out.setdefault(key, []).append(res['rmse'])
     return {k: float(np.mean(v)) for k, v in out.items()}
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #fb74fcc9
+def weight_variants(s):
+    """The hidden layers compared in the kernel-width study: weights U[-a, a] for every a of `s['weight_ranges']`
+    with biases U[-1, 1], and Huang's ELM law (weights U[-1, 1], biases U[0, 1]).
+
+    Parameters
+    ----------
+    s : dict
+        Settings.
+
+    Returns
+    -------
+    tuple of (float, float)
+
+    Examples
+    --------
+    >>> weight_variants(zhu_settings())
+    ((0.5, -1.0), (1.0, -1.0), (2.0, -1.0), (1.0, 0.0))
+    """
+    return tuple((float(a), -1.0) for a in s['weight_ranges']) + ((1.0, 0.0),)
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #76f8e4ed
+QUICK_DATASETS = ('basketball', 'pyrim', 'bodyfat', 'housing', 'balloon')
+
+UNSEEN_DATASETS = ('cpu',)   # a bundled regression set the paper did not use (Frenay & Verleysen's CPU)
+
+FIG1_DATASETS = ('basketball', 'autoprice', 'bodyfat', 'housing', 'balloon', 'abalone')   # six of twelve, as Fig. 1
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #fee16548
+def run_zhu(full=False, n_jobs=1, random_state=0, names=None, progress=None):
+    """Every measurement of the reproduction: the paper's protocol and the nested one for the five methods, the
+    paper's own parameters, and the hidden-weight study.
+
+    Parameters
+    ----------
+    full : bool, default=False
+        The paper's grids on all available sets (hours); otherwise quick grids on `QUICK_DATASETS`, at most 600 rows.
+    n_jobs : int, default=1
+        Parallel tasks (`kelm_nb.experiments.run_tasks`; wrap in `task_store(path)` to resume).
+    random_state : int, default=0
+        Offset of every fold seed and split seed.
+    names : sequence of str, optional
+        Data sets (default: all available with `full`, else `QUICK_DATASETS`).
+    progress : bool or None, default=None
+
+    Returns
+    -------
+    dict
+        `settings`, `names`, `unseen`, `paper` (paper protocol), `nested`, `paper_params`, `study`; the nested
+        protocol and the weight study also run on `UNSEEN_DATASETS` (with `full`).
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)
+    >>> run['names'], run['unseen']
+    (('basketball',), ())
+    """
+    s = zhu_settings(full)
+    s['seeds'] = tuple(seed + random_state for seed in s['seeds'])
+    names = available_datasets(names or (ZHU_DATASETS if full else QUICK_DATASETS))
+    unseen = available_datasets(UNSEEN_DATASETS) if full else ()
+    kw = dict(n_jobs=n_jobs, progress=progress)
+    return {'settings': s, 'names': names, 'unseen': unseen, 'paper': paper_protocol(names, METHODS, s, **kw),
+            'nested': nested_protocol(names + unseen, METHODS, s, **kw),
+            'paper_params': paper_parameter_scores(names, s, **kw),
+            'study': nested_protocol(names + unseen, ('esvr',), s, variants=weight_variants(s), **kw)}
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #e4801ecc
+_METHOD_LABELS = {'esvr': 'ESVR', 'svr': 'SVR', 'lssvr': 'LS-SVR', 'elm': 'ELM', 'mean': 'constant'}
+
+def _log2(v):
+    return f"2^{np.log2(float(v)):.0f}"
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #1982f970
+def table2(run):
+    """Table 2: the selected parameters, the paper's (converted to our parametrisation) / ours (paper's protocol,
+    first fold seed).
+
+    Parameters
+    ----------
+    run : dict
+        A `run_zhu` result; its paper-protocol selections are shown.
+
+    Returns
+    -------
+    ReproductionTable
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> table2(run).columns[0]
+    'SVR_C'
+    """
+    s, names, pp = run['settings'], run['names'], run['paper']
+    t = ReproductionTable('Table 2 — selected parameters, paper (converted) / ours',
+                          columns=('SVR_C', 'SVR_gamma', 'LSSVR_C', 'LSSVR_gamma', 'ESVR_nu', 'ESVR_n_hidden'),
+                          compare=None,
+                          note="gamma is ours, exp(-gamma ||x - z||^2): the paper's SVR 'gamma' is SVM-KM's width "
+                               "sigma of exp(-||x - z||^2 / (2 sigma^2)), so gamma = 1 / (2 sigma^2); its LS-SVR "
+                               "'gamma' is LS-SVMlab's sig2 of exp(-||x - z||^2 / (2 sig2)), so gamma = 1 / (2 sig2). "
+                               "ours: 3-fold CV on the whole set (fold seed 0), the paper's rule; * marks a grid edge.")
+    for name in names:
+        p = paper_parameters(name)
+        o = {m: pp[(name, m, None, s['seeds'][0])]['params'] for m in ('svr', 'lssvr', 'esvr')}
+        cell = lambda m, key, paper: f"{paper} / {_log2(o[m][key])}{'*' if key in o[m]['edge'] else ''}"
+        t.add(name, SVR_C=cell('svr', 'C', _log2(p['svr']['C'])),
+              SVR_gamma=cell('svr', 'gamma', _log2(p['svr']['gamma'])),
+              LSSVR_C=cell('lssvr', 'C', _log2(p['lssvr']['gamma_reg'])),
+              LSSVR_gamma=cell('lssvr', 'gamma', _log2(p['lssvr']['gamma'])),
+              ESVR_nu=cell('esvr', 'nu', _log2(p['esvr']['nu'])),
+              ESVR_n_hidden=f"{p['esvr']['n_hidden']} / {o['esvr']['n_hidden']}"
+                            f"{'*' if 'n_hidden' in o['esvr']['edge'] else ''}")
+    return t
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #eda610bf
+def _seed_stats(pp, name, method, s, variant=None):
+    "Mean, minimum and maximum over the fold seeds of the paper protocol's best CV RMSE."
+    v = np.array([pp[(name, method, variant, seed)]['score'] for seed in s['seeds']])
+    return float(v.mean()), float(v.min()), float(v.max())
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #f0ab2779
+def table3_paper_protocol(run):
+    """Table 3 (test RMSE) under the paper's protocol: the best mean 3-fold CV RMSE over the grid, with the spread
+    over the fold seeds and the constant predictor.
+
+    Parameters
+    ----------
+    run : dict
+        A `run_zhu` result (its `paper` entry, every fold seed).
+
+    Returns
+    -------
+    ReproductionTable
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> table3_paper_protocol(run).compare
+    ('ESVR_ours', 'ESVR_paper')
+    """
+    s, names, pp = run['settings'], run['names'], run['paper']
+    cols = ('ESVR_paper', 'ESVR_ours', 'SVR_paper', 'SVR_ours', 'LSSVR_paper', 'LSSVR_ours', 'ELM_ours', 'constant')
+    t = ReproductionTable("Table 3 — RMSE under the paper's protocol (best mean 3-fold CV RMSE over the grid)",
+                          columns=cols, compare=('ESVR_ours', 'ESVR_paper'),
+                          note=f"ours: mean ± half-range over {len(s['seeds'])} fold seed(s); targets scaled to "
+                               "[-1, 1]; constant: the training mean. 'in range': the paper's value lies within our "
+                               "range over the fold seeds.")
+    for name in names:
+        paper = ZHU_TABLE3[name]
+        vals = {m: _seed_stats(pp, name, m, s) for m in METHODS}
+        cell = lambda m: (vals[m][0], (vals[m][2] - vals[m][1]) / 2)
+        inside = [lab for m, lab, p in (('esvr', 'ESVR', paper[4]), ('svr', 'SVR', paper[0]),
+                                        ('lssvr', 'LS-SVR', paper[2])) if vals[m][1] <= p <= vals[m][2]]
+        ranks = sorted(('esvr', 'svr', 'lssvr'), key=lambda m: vals[m][0])
+        note = (f"in range: {', '.join(inside) or 'none'}; lowest: {_METHOD_LABELS[ranks[0]]}"
+                + ("; nothing beats the constant by 2%" if min(vals[m][0] for m in ('esvr', 'svr', 'lssvr'))
+                   > 0.98 * vals['mean'][0] else ''))
+        t.add(name, note, ESVR_paper=paper[4], ESVR_ours=cell('esvr'), SVR_paper=paper[0], SVR_ours=cell('svr'),
+              LSSVR_paper=paper[2], LSSVR_ours=cell('lssvr'), ELM_ours=cell('elm'), constant=cell('mean'))
+    return t
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #cb421e71
+def table_gaps(run):
+    """Each set's gap to the paper under the paper's protocol, method by method: our RMSE over the paper's for ESVR,
+    SVR and LS-SVR. A gap that all three share (same sign, similar size) belongs to the data or the protocol, not to
+    ESVR; a gap of ESVR alone belongs to ESVR.
+
+    Parameters
+    ----------
+    run : dict
+        A `run_zhu` result (its `paper` entry).
+
+    Returns
+    -------
+    Table
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> table_gaps(run).columns
+    ('ESVR', 'SVR', 'LSSVR', 'spread')
+    """
+    s, names, pp = run['settings'], run['names'], run['paper']
+    t = Table("Ours / paper under the paper's protocol, by method: whose gap is it?",
+              columns=('ESVR', 'SVR', 'LSSVR', 'spread'), digits=3,
+              note="ours: mean over the fold seeds; spread: largest minus smallest of the three ratios.")
+    for name in names:
+        p = ZHU_TABLE3[name]
+        r = {m: _seed_stats(pp, name, m, s)[0] / paper for m, paper in (('esvr', p[4]), ('svr', p[0]), ('lssvr', p[2]))}
+        v = np.array(list(r.values()))
+        if np.all(np.abs(v - 1) < 0.03):
+            note = 'within 3% for all three'
+        elif np.all(v > 1) or np.all(v < 1):
+            note = f"all three {'higher' if v[0] > 1 else 'lower'}: a shift of the data or the protocol"
+        else:
+            note = 'differs by method'
+        t.add(name, note, ESVR=r['esvr'], SVR=r['svr'], LSSVR=r['lssvr'], spread=float(np.ptp(v)))
+    return t
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #3e8a7ed5
+def table3_nested(run):
+    """Table 3 (test RMSE) under the nested protocol: mean ± standard deviation over the random 2:1 splits, for the
+    paper's sets and the unseen ones.
+
+    Parameters
+    ----------
+    run : dict
+        A `run_zhu` result (its `nested` entry).
+
+    Returns
+    -------
+    ReproductionTable
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> len(table3_nested(run).rows)
+    1
+    """
+    s, names, nn = run['settings'], run['names'] + run['unseen'], run['nested']
+    t = ReproductionTable('Table 3 — test RMSE under a nested protocol (parameters chosen by 3-fold CV on the '
+                          'training two thirds, tested on the held-out third)',
+                          columns=('ESVR_paper', 'ESVR', 'SVR', 'LSSVR', 'ELM', 'constant'),
+                          compare=('ESVR', 'ESVR_paper'),
+                          note=f"mean ± std over {s['outer']} random 2:1 splits; p: paired t-test of ESVR against the "
+                               "better of SVR and LS-SVR on the same splits.")
+    for name in names:
+        r = {m: nn[(name, m, None)]['rmse'] for m in METHODS}
+        peer = min(('svr', 'lssvr'), key=lambda m: r[m].mean())
+        p = paired_ttest(r['esvr'], r[peer])[1] if len(r['esvr']) > 1 else float('nan')
+        lowest = min(('esvr', 'svr', 'lssvr'), key=lambda m: r[m].mean())
+        t.add(name, f"lowest: {_METHOD_LABELS[lowest]}; ESVR vs {_METHOD_LABELS[peer]}: "
+                    f"{r['esvr'].mean() / r[peer].mean() - 1:+.1%}, p = {p:.2g}"
+                    + ('' if name in ZHU_TABLE3 else '; not in the paper'),
+              ESVR_paper=ZHU_TABLE3[name][4] if name in ZHU_TABLE3 else None,
+              **{k: (float(r[m].mean()), float(r[m].std())) for k, m in
+                 (('ESVR', 'esvr'), ('SVR', 'svr'), ('LSSVR', 'lssvr'), ('ELM', 'elm'), ('constant', 'mean'))})
+    return t
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #3b7ed3ba
+def table_times(run):
+    """Table 3 (training time): the paper's MATLAB times next to ours (one thread, median over the splits).
+
+    Parameters
+    ----------
+    run : dict
+        A `run_zhu` result: the fit times its nested protocol measured.
+
+    Returns
+    -------
+    ReproductionTable
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> table_times(run).rows[0]['label']
+    'basketball'
+    """
+    names, nn = run['names'], run['nested']
+    t = ReproductionTable('Table 3 — training time (s) with the selected parameters',
+                          columns=('ESVR_paper', 'ESVR_ours', 'SVR_paper', 'SVR_ours', 'LSSVR_paper', 'LSSVR_ours',
+                                   'SVR_over_ESVR_paper', 'SVR_over_ESVR_ours'), compare=None, digits=3,
+                          note="paper: MATLAB R2010a, 1.87 GHz Xeon E7520 (SVM-KM, LS-SVMlab); ours: this machine, "
+                               "one thread, libsvm through scikit-learn, median over the nested protocol's splits of "
+                               "one fit on two thirds of the set (ESVR: mean over its random hidden layers).")
+    for name in names:
+        p = ZHU_TABLE3[name]
+        o = {m: float(np.median(nn[(name, m, None)]['time'])) for m in ('esvr', 'svr', 'lssvr')}
+        t.add(name, ESVR_paper=p[5], ESVR_ours=o['esvr'], SVR_paper=p[1], SVR_ours=o['svr'], LSSVR_paper=p[3],
+              LSSVR_ours=o['lssvr'], SVR_over_ESVR_paper=p[1] / p[5], SVR_over_ESVR_ours=o['svr'] / o['esvr'])
+    return t
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #80381e1e
+def table_claims(run):
+    """The paper's two accuracy claims, set by set: ESVR against the basic ELM, and ESVR's rank among ESVR, SVR and
+    LS-SVR in the paper's Table 3, under the paper's protocol and under the nested one.
+
+    Parameters
+    ----------
+    run : dict
+        A `run_zhu` result (both protocols).
+
+    Returns
+    -------
+    Table
+
+    Examples
+    --------
+    >>> run = run_zhu(names=['basketball'], progress=False)    # the quick grids: seconds
+    >>> table_claims(run).columns[0]
+    'ESVR_beats_ELM_splits'
+    """
+    s, names, pp, nn = run['settings'], run['names'], run['paper'], run['nested']
+    t = Table('Claims: "ESVR beats the basic ELM" and "ESVR has the lowest RMSE on most sets"',
+              columns=('ESVR_beats_ELM_splits', 'rank_paper', 'rank_paper_protocol', 'rank_nested',
+                       'ESVR_over_best_peer_nested'), digits=3,
+              note="ESVR_beats_ELM_splits: share of the nested splits where ESVR's test RMSE is below the basic ELM's; "
+                   "rank: ESVR's place among ESVR, SVR and LS-SVR (1 = lowest RMSE); ESVR_over_best_peer: ESVR's "
+                   "RMSE divided by the better of SVR and LS-SVR.")
+    def rank(values):
+        return 1 + sum(v < values[0] for v in values[1:])
+    for name in names:
+        p = ZHU_TABLE3[name]
+        mp = {m: _seed_stats(pp, name, m, s)[0] for m in ('esvr', 'svr', 'lssvr')}
+        mn = {m: nn[(name, m, None)]['rmse'] for m in ('esvr', 'svr', 'lssvr', 'elm')}
+        t.add(name, ESVR_beats_ELM_splits=float(np.mean(mn['esvr'] < mn['elm'])), rank_paper=rank([p[4], p[0], p[2]]),
+              rank_paper_protocol=rank([mp['esvr'], mp['svr'], mp['lssvr']]),
+              rank_nested=rank([mn[m].mean() for m in ('esvr', 'svr', 'lssvr')]),
+              ESVR_over_best_peer_nested=float(mn['esvr'].mean() / min(mn['svr'].mean(), mn['lssvr'].mean())))
+    return t
+
+# %% ../../nbs/papers/04_zhu2014.ipynb #bd57b643
 def table_paper_parameters(run, epsilons=(0.01, 0.05, 0.1)):
     """The paper's Table 3 next to our 3-fold CV RMSE at the paper's Table 2 parameters (`paper_parameter_scores`).
 
@@ -924,27 +1049,7 @@ def table_paper_parameters(run, epsilons=(0.01, 0.05, 0.1)):
               **{c: scores[(name, f'svr_eps={e:g}')] for c, e in zip(eps_cols, epsilons)})
     return t
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #6664f4c5
-def weight_variants(s):
-    """The hidden layers compared in the kernel-width study: weights U[-a, a] for every a of `s['weight_ranges']`
-    with biases U[-1, 1], and Huang's ELM law (weights U[-1, 1], biases U[0, 1]).
-
-    Parameters
-    ----------
-    s : dict
-        Settings.
-
-    Returns
-    -------
-    tuple of (float, float)
-
-    Examples
-    --------
-    >>> weight_variants(zhu_settings())
-    ((0.5, -1.0), (1.0, -1.0), (2.0, -1.0), (1.0, 0.0))
-    """
-    return tuple((float(a), -1.0) for a in s['weight_ranges']) + ((1.0, 0.0),)
-
+# %% ../../nbs/papers/04_zhu2014.ipynb #b0cba984
 def table_weight_range(run):
     """ESVR's test RMSE (nested protocol) for each hidden-weight range, and with the range tuned by the inner CV,
     relative to the better of SVR and LS-SVR on the same splits.
@@ -982,6 +1087,7 @@ def table_weight_range(run):
         t.add(name, f"tuned a: {', '.join(f'{a:g}' for a in picked)}", **dict(zip(cols, vals)))
     return t
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #89a5f168
 def hidden_node_curves(pp, name, seed=0):
     """Fig. 1 from the paper protocol's fold scores: CV RMSE against the number of hidden nodes, ESVR with $\\nu$
     chosen for every $\\tilde n$, and the basic ELM; the spread is the standard deviation over the random hidden
@@ -1014,6 +1120,7 @@ def hidden_node_curves(pp, name, seed=0):
     return {'esvr_mean': at_best.mean(axis=1), 'esvr_std': at_best.std(axis=1), 'elm_mean': elm.mean(axis=1),
             'elm_std': elm.std(axis=1), 'nu_index': best}
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #af6d007d
 def plot_hidden_node_curves(run, names=None, seed=0):
     """Fig. 1: ESVR and the basic ELM against the number of hidden nodes, one panel per data set.
 
@@ -1056,49 +1163,7 @@ def plot_hidden_node_curves(run, names=None, seed=0):
     fig.set_label('fig1_hidden_nodes')
     return fig
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #456869bc
-QUICK_DATASETS = ('basketball', 'pyrim', 'bodyfat', 'housing', 'balloon')
-UNSEEN_DATASETS = ('cpu',)   # a bundled regression set the paper did not use (Frenay & Verleysen's CPU)
-FIG1_DATASETS = ('basketball', 'autoprice', 'bodyfat', 'housing', 'balloon', 'abalone')   # six of twelve, as Fig. 1
-
-def run_zhu(full=False, n_jobs=1, random_state=0, names=None, progress=None):
-    """Every measurement of the reproduction: the paper's protocol and the nested one for the five methods, the
-    paper's own parameters, and the hidden-weight study.
-
-    Parameters
-    ----------
-    full : bool, default=False
-        The paper's grids on all available sets (hours); otherwise quick grids on `QUICK_DATASETS`, at most 600 rows.
-    n_jobs : int, default=1
-        Parallel tasks (`kelm_nb.experiments.run_tasks`; wrap in `task_store(path)` to resume).
-    random_state : int, default=0
-        Offset of every fold seed and split seed.
-    names : sequence of str, optional
-        Data sets (default: all available with `full`, else `QUICK_DATASETS`).
-    progress : bool or None, default=None
-
-    Returns
-    -------
-    dict
-        `settings`, `names`, `unseen`, `paper` (paper protocol), `nested`, `paper_params`, `study`; the nested
-        protocol and the weight study also run on `UNSEEN_DATASETS` (with `full`).
-
-    Examples
-    --------
-    >>> run = run_zhu(names=['basketball'], progress=False)
-    >>> run['names'], run['unseen']
-    (('basketball',), ())
-    """
-    s = zhu_settings(full)
-    s['seeds'] = tuple(seed + random_state for seed in s['seeds'])
-    names = available_datasets(names or (ZHU_DATASETS if full else QUICK_DATASETS))
-    unseen = available_datasets(UNSEEN_DATASETS) if full else ()
-    kw = dict(n_jobs=n_jobs, progress=progress)
-    return {'settings': s, 'names': names, 'unseen': unseen, 'paper': paper_protocol(names, METHODS, s, **kw),
-            'nested': nested_protocol(names + unseen, METHODS, s, **kw),
-            'paper_params': paper_parameter_scores(names, s, **kw),
-            'study': nested_protocol(names + unseen, ('esvr',), s, variants=weight_variants(s), **kw)}
-
+# %% ../../nbs/papers/04_zhu2014.ipynb #ff81c58a
 def zhu_tables(run):
     """The tables and figures of a `run_zhu` result.
 
@@ -1122,6 +1187,7 @@ def zhu_tables(run):
             table_times(run), table_claims(run), table_paper_parameters(run), table_weight_range(run),
             plot_hidden_node_curves(run)]
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #7b2e139a
 def reproduce(full=False, n_jobs=1, random_state=0):
     """Reproduce Section 4 of Zhu, Miao & Qing: Tables 1-3 under the paper's protocol and a nested one, the claims,
     Table 2's parameters, the hidden-weight range as ESVR's kernel width, and Fig. 1.
@@ -1145,7 +1211,7 @@ def reproduce(full=False, n_jobs=1, random_state=0):
     """
     return zhu_tables(run_zhu(full, n_jobs, random_state))
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #2cbcccd5
+# %% ../../nbs/papers/04_zhu2014.ipynb #09a33db8
 def _calhousing(rows=None):
     "Standardised calhousing (inputs and target), 75/25 random split; the first `rows` training rows if given."
     from sklearn.model_selection import train_test_split
@@ -1154,6 +1220,7 @@ def _calhousing(rows=None):
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25, random_state=0)
     return (X_tr, X_te, y_tr, y_te) if rows is None else (X_tr[:rows], X_te, y_tr[:rows], y_te)
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #2cc20e83
 def _esvr_fit_bench(quick, threads):
     from sklearn.linear_model import Ridge
     from kelm_nb.esvr import augment
@@ -1177,6 +1244,7 @@ def _esvr_fit_bench(quick, threads):
     return BenchCase(ours=lambda: run(lambda: make().fit(X_tr, y_tr)),
                      peer=lambda: run(lambda: ridge().fit(E_tr, y_tr)), quality=quality, repeats=5)
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #0f3b80b1
 @bench_case('esvr_fit', target='ratio <= 1.0',
             description='ESVR fit (eq. 9 from blockwise normal equations), 1000 sigmoid nodes, calhousing, hidden '
                         'layer timed, BLAS threads as configured, vs sklearn Ridge(cholesky, no intercept) on the '
@@ -1202,6 +1270,7 @@ def esvr_fit_case(quick=False):
     """
     return _esvr_fit_bench(quick, None)
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #a70fdd98
 @bench_case('esvr_fit_1thread', target='ratio <= 1.0',
             description='esvr_fit with BLAS and numba on one thread (single_threaded) on both sides')
 def esvr_fit_1thread_case(quick=False):
@@ -1224,10 +1293,11 @@ def esvr_fit_1thread_case(quick=False):
     """
     return _esvr_fit_bench(quick, 1)
 
-# %% ../../nbs/papers/04_zhu2014.ipynb #1f4dafb5
+# %% ../../nbs/papers/04_zhu2014.ipynb #42421c64
 ESVR_VS_SVR_GRID = {'esvr_n_hidden': (250, 500, 1000), 'svr_C': (1.0, 4.0, 16.0, 64.0),
                     'svr_gamma': (0.125, 0.25, 0.5, 1.0)}
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #a79beac4
 def tune_esvr_and_svr(X, y, rows=3000, grid=ESVR_VS_SVR_GRID):
     """ESVR (sigmoid nodes, `n_hidden` and $\\nu$) and SVR (RBF, C and gamma) tuned the same way: trained on the first
     three quarters of the first `rows` rows, scored by RMSE on the last quarter, on one thread.
@@ -1268,6 +1338,7 @@ def tune_esvr_and_svr(X, y, rows=3000, grid=ESVR_VS_SVR_GRID):
                 best_s = min(best_s, (err, {'C': C, 'gamma': g}), key=lambda z: z[0])
     return {'esvr': best_e[1], 'svr': best_s[1], 'esvr_val_rmse': best_e[0], 'svr_val_rmse': best_s[0]}
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #ea856a80
 @bench_case('esvr_vs_svr', target='speedup >= 50 and rmse_ratio <= 1.0',
             description="the paper's sigmoid ESVR vs sklearn SVR(rbf), both tuned the same way on 3000 training rows "
                         "(n_hidden, nu / C, gamma by validation RMSE), then fit on calhousing's 15 324 training rows "
@@ -1309,6 +1380,7 @@ def esvr_vs_svr_case(quick=False):
                 'svr_C': tuned['svr']['C'], 'svr_gamma': tuned['svr']['gamma']}
     return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1 if quick else 3)
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #04bd3e58
 @bench_case('esvr_nu_path_cv', target='speedup >= 10 and same_choice >= 1',
             description="ESVRCV(cv=5) vs GridSearchCV(ESVR, cv=5) over the paper's 51 values of nu, 200 sigmoid "
                         "nodes, 3000 calhousing rows, one thread on both sides; same_choice = 1 when both pick the "
