@@ -7,11 +7,13 @@ __all__ = ['AUTO_GAMMA_FACTORS', 'DEGENERATE_IDENTITY_WEIGHT', 'KernelBank', 'Ar
            'GaussianKernelBank', 'MKLResult', 'mkl_objective', 'silp_mkl', 'simplex_qp', 'newton_mkl', 'qcqp_mkl',
            'resolve_kernels', 'kernel_matrices', 'DegenerateFitWarning', 'MKLELMRegressor', 'MKLELMClassifier']
 
-# %% ../nbs/06_mkl.ipynb #dfb739ba
+# %% ../nbs/06_mkl.ipynb #70b82820
 import contextlib
 import os
 import warnings
 from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg as sla
@@ -22,6 +24,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils import check_array
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
@@ -30,7 +33,7 @@ from .core import (KERNELS, IllConditionedWarning, OneVsAllClassifierMixin, Targ
                           compute_kernel, encode_labels, keep_state_on_error, kernel_product, limit_blas_threads)
 from .kernels import normalize_kernel
 
-# %% ../nbs/06_mkl.ipynb #977dab2e
+# %% ../nbs/06_mkl.ipynb #c54a779c
 @njit(cache=True)
 def _kernel_stats(K):
     """(all finite, max |K_ij|, max |K_ij - K_ji|, min K_ii) of a square float64 matrix in one pass over its lower
@@ -56,6 +59,7 @@ def _kernel_stats(K):
                 asym = max(asym, row_asym)
     return probe == 0.0, big, asym, dmin
 
+# %% ../nbs/06_mkl.ipynb #7e08e69c
 def _check_sym_psd(K, name, check_psd=True):
     """`K` as a C-contiguous float64 array, after a ValueError unless it is a square, finite, symmetric matrix with a
     non-negative diagonal and (with `check_psd`) positive semi-definite.
@@ -84,6 +88,7 @@ def _check_sym_psd(K, name, check_psd=True):
                              f"a relative jitter of 1e-6): kernels must be valid (Mercer) kernels") from None
     return K
 
+# %% ../nbs/06_mkl.ipynb #8941810c
 def _check_theta_length(theta, m, name='theta'):
     "theta as a float64 vector of exactly `m` finite entries (a longer one would read past the bank)."
     theta = np.asarray(theta, dtype=np.float64).ravel()
@@ -93,6 +98,7 @@ def _check_theta_length(theta, m, name='theta'):
         raise ValueError(f"{name} contains NaN or infinity")
     return theta
 
+# %% ../nbs/06_mkl.ipynb #d35cb79a
 class KernelBank:
     """The interface through which the MKL solvers see a set of m kernel matrices on N samples.
 
@@ -121,57 +127,57 @@ class KernelBank:
     n_kernels: int
 
     def combine(self, theta):
-        """$\\sum_k\\theta_kK_k$ as a new float64 array of shape (N, N).
-
-        Parameters
-        ----------
-        theta : array-like of shape (n_kernels,)
-            Weights (any real numbers; the solvers pass non-negative ones).
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_samples)
-        """
+        """$\\sum_k\\theta_kK_k$ as a new float64 array of shape (N, N), for weights `theta` of shape (n_kernels,)
+        (any real numbers; the solvers pass non-negative ones)."""
         raise NotImplementedError
 
     def products(self, A, index=None):
-        """The stack of products $K_kA$ (for the kernels in `index`, or all of them).
-
-        Parameters
-        ----------
-        A : ndarray of shape (n_samples, n_outputs)
-        index : array-like of int, optional
-            The kernels wanted (default: all), in this order.
-
-        Returns
-        -------
-        ndarray of shape (len(index) or n_kernels, n_samples, n_outputs)
-        """
+        """The stack of products $K_kA$, shape (len(index) or n_kernels, N, n_outputs), for A of shape
+        (N, n_outputs) and the kernels in `index` (array-like of int, in this order; default all)."""
         raise NotImplementedError
 
     def quad(self, A):
-        """The quadratic forms $q_k=\\operatorname{tr}(A^\\top K_kA)$.
-
-        Parameters
-        ----------
-        A : ndarray of shape (n_samples, n_outputs)
-
-        Returns
-        -------
-        ndarray of shape (n_kernels,)
-        """
+        """The quadratic forms $q_k=\\operatorname{tr}(A^\\top K_kA)$, shape (n_kernels,), for A of shape
+        (N, n_outputs)."""
         A = np.asarray(A, dtype=np.float64).reshape(self.n_samples, -1)
         return np.einsum('knq,nq->k', self.products(A), A)
 
     def matrices(self):
-        """The kernel matrices as a list (materialised if the bank computes them on the fly).
-
-        Returns
-        -------
-        list of ndarray of shape (n_samples, n_samples)
-        """
+        "The kernel matrices as a list of (N, N) arrays (materialised if the bank computes them on the fly)."
         return [self.combine(np.eye(self.n_kernels)[k]) for k in range(self.n_kernels)]
 
+# %% ../nbs/06_mkl.ipynb #641ee4fe
+def _float64_kernels(kernels, check_psd=False):
+    """The kernel matrices of `ArrayKernelBank` as checked float64 C-contiguous arrays (used in place where they
+    already are), with errors that name `kernels[k]`."""
+    if isinstance(kernels, np.ndarray) and kernels.ndim == 2:
+        kernels = [kernels]
+    if isinstance(kernels, np.ndarray) and kernels.ndim != 3:
+        raise ValueError(f"kernels must be a list of (N, N) matrices or a (m, N, N) array, got ndim={kernels.ndim}")
+    try:
+        kernels = list(kernels)
+    except TypeError:
+        raise TypeError(f"kernels must be a list of (N, N) matrices, got {type(kernels).__name__}") from None
+    if len(kernels) == 0:
+        raise ValueError("kernels must be a non-empty list of (N, N) kernel matrices")
+    shape, Ks = None, []
+    for k, K in enumerate(kernels):
+        K = np.asarray(K)
+        if K.dtype.kind not in 'fiu':
+            raise TypeError(f"kernels[{k}] must be numeric, got dtype {K.dtype}")
+        if shape is not None and K.shape != shape:
+            raise ValueError(f"kernels[{k}] has shape {K.shape}, expected {shape} like kernels[0]")
+        shape = K.shape
+        if K.ndim != 2 or K.shape[0] != K.shape[1]:
+            raise ValueError(f"kernels[{k}] must be a square 2-D matrix, got shape {K.shape}")
+        if K.shape[0] == 0:
+            raise ValueError("kernels must not be empty (0 samples)")
+        if K.dtype != np.float64 or not K.flags.c_contiguous:
+            check_memory(8 * K.size, f"a float64 copy of kernels[{k}]")
+        Ks.append(_check_sym_psd(K, f"kernels[{k}]", check_psd))
+    return Ks
+
+# %% ../nbs/06_mkl.ipynb #cb982077
 class ArrayKernelBank(KernelBank):
     """A bank of Gram matrices held in memory, each checked (finite, symmetric, non-negative diagonal) in one pass.
 
@@ -201,32 +207,8 @@ class ArrayKernelBank(KernelBank):
     [1.0, 0.5, 0.5]
     """
     def __init__(self, kernels, check_psd=False):
-        if isinstance(kernels, np.ndarray) and kernels.ndim == 2:
-            kernels = [kernels]
-        if isinstance(kernels, np.ndarray) and kernels.ndim != 3:
-            raise ValueError(f"kernels must be a list of (N, N) matrices or a (m, N, N) array, got ndim={kernels.ndim}")
-        try:
-            kernels = list(kernels)
-        except TypeError:
-            raise TypeError(f"kernels must be a list of (N, N) matrices, got {type(kernels).__name__}") from None
-        if len(kernels) == 0:
-            raise ValueError("kernels must be a non-empty list of (N, N) kernel matrices")
-        shape, Ks = None, []
-        for k, K in enumerate(kernels):
-            K = np.asarray(K)
-            if K.dtype.kind not in 'fiu':
-                raise TypeError(f"kernels[{k}] must be numeric, got dtype {K.dtype}")
-            if shape is not None and K.shape != shape:
-                raise ValueError(f"kernels[{k}] has shape {K.shape}, expected {shape} like kernels[0]")
-            shape = K.shape
-            if K.ndim != 2 or K.shape[0] != K.shape[1]:
-                raise ValueError(f"kernels[{k}] must be a square 2-D matrix, got shape {K.shape}")
-            if K.shape[0] == 0:
-                raise ValueError("kernels must not be empty (0 samples)")
-            if K.dtype != np.float64 or not K.flags.c_contiguous:
-                check_memory(8 * K.size, f"a float64 copy of kernels[{k}]")
-            Ks.append(_check_sym_psd(K, f"kernels[{k}]", check_psd))
-        self.kernels, self.n_kernels, self.n_samples = Ks, len(Ks), shape[0]
+        Ks = _float64_kernels(kernels, check_psd)
+        self.kernels, self.n_kernels, self.n_samples = Ks, len(Ks), Ks[0].shape[0]
 
     def combine(self, theta):
         theta = _check_theta_length(theta, self.n_kernels)
@@ -247,8 +229,7 @@ class ArrayKernelBank(KernelBank):
     def matrices(self):
         return list(self.kernels)
 
-
-# %% ../nbs/06_mkl.ipynb #ed7d6d37
+# %% ../nbs/06_mkl.ipynb #d3c9da27
 @njit(cache=True)
 def _sqdist(X):
     "Squared Euclidean distances between the rows of X (float64 result, clipped at 0)."
@@ -271,6 +252,7 @@ def _sqdist(X):
             D[j, i] = v
     return D
 
+# %% ../nbs/06_mkl.ipynb #659da822
 @njit(inline='always', fastmath=True)
 def _nexp(t):
     "exp(-t) for t >= 0, branch-free so that loops vectorise: clip at 40, Taylor on t/64, six squarings (err < 1e-14)."
@@ -281,6 +263,7 @@ def _nexp(t):
         p = p * p
     return p
 
+# %% ../nbs/06_mkl.ipynb #77afab23
 @njit(cache=True, fastmath=True)
 def _gauss_combine_row(D2, g, w, out, i):
     "out[i, :i+1] = sum_k w_k exp(-g_k D2[i, :i+1]) (vectorised along the row), mirrored into column i above."
@@ -295,6 +278,7 @@ def _gauss_combine_row(D2, g, w, out, i):
     for j in range(i):
         out[j, i] = row[j]
 
+# %% ../nbs/06_mkl.ipynb #cf819972
 @njit(parallel=True, cache=True)
 def _gauss_combine(D2, gammas, theta):
     """Omega_ij = sum_k theta_k exp(-gammas_k D2_ij) over the k with theta_k > 0 (theta and gammas of equal length),
@@ -312,6 +296,7 @@ def _gauss_combine(D2, gammas, theta):
             _gauss_combine_row(D2, g, w, out, n - 1 - p)
     return out
 
+# %% ../nbs/06_mkl.ipynb #7eb1084c
 @njit(parallel=True, cache=True, fastmath=True)
 def _gauss_products_rows(D2, gammas, A):
     """P[k, i, :] = sum_j exp(-gammas_k D2_ij) A[j, :]: the products K_k A of the whole bank, one pass over D2, row i
@@ -336,6 +321,7 @@ def _gauss_products_rows(D2, gammas, A):
                 P[k, i, c] = acc[c, k]
     return P
 
+# %% ../nbs/06_mkl.ipynb #89ed713e
 @njit(cache=True, fastmath=True)
 def _gauss_products_row(D2, gammas, A, i, acc, e):
     "Row i's pairs j <= i: acc[i] += K[i, j] A[j] and, by symmetry, acc[j] += K[i, j] A[i] (acc[j, c, k])."
@@ -356,6 +342,7 @@ def _gauss_products_row(D2, gammas, A, i, acc, e):
                 acc[i, c, k] += e[k] * aj
                 acc[j, c, k] += e[k] * ai
 
+# %% ../nbs/06_mkl.ipynb #ff19cf12
 @njit(parallel=True, cache=True)
 def _gauss_products(D2, gammas, A, n_buffers):
     """The products K_k A of the whole bank (as `_gauss_products_rows`) from the lower triangle of D2: half the
@@ -386,6 +373,7 @@ def _gauss_products(D2, gammas, A, n_buffers):
 
 _GAUSS_BUFFER_BYTES = 256 * 2 ** 20   # per-thread buffers of `_gauss_products` beyond this: `_gauss_products_rows`
 
+# %% ../nbs/06_mkl.ipynb #e6844885
 @njit(cache=True, fastmath=True)
 def _gauss_quad_row(D2, gammas, A, i, acc):
     "Add row i's share of q_k (diagonal term + 2 x the pairs j < i) into acc."
@@ -404,6 +392,7 @@ def _gauss_quad_row(D2, gammas, A, i, acc):
         for k in range(m):
             acc[k] += gij * _nexp(gammas[k] * d)
 
+# %% ../nbs/06_mkl.ipynb #4a4ccce3
 @njit(parallel=True, cache=True)
 def _gauss_quad(D2, gammas, A):
     """q_k = sum_ij (A A^T)_ij exp(-gammas_k D2_ij) by symmetry (half the exponentials of `_gauss_products`);
@@ -421,6 +410,7 @@ def _gauss_quad(D2, gammas, A):
             q[k] += part[p, k]
     return q
 
+# %% ../nbs/06_mkl.ipynb #1f08a82f
 def gaussian_sum_kernel(X, Z, gammas, theta):
     """$\\sum_k\\theta_k\\exp(-\\gamma_k\\|x-z\\|^2)$ between the rows of X and Z (the combined kernel of a fitted
     `GaussianKernelBank`, for predictions).
@@ -460,18 +450,48 @@ def gaussian_sum_kernel(X, Z, gammas, theta):
                          "large (rescale X or theta)")
     return out
 
+# %% ../nbs/06_mkl.ipynb #b00a3cc7
+def _check_gammas(gammas):
+    "The widths of a `GaussianKernelBank` as a non-empty float64 vector of finite positive numbers."
+    if gammas is None:
+        raise ValueError("gammas must be a non-empty list of positive widths")
+    try:
+        gammas = np.asarray(gammas, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise TypeError(f"gammas must be a list of positive numbers, got {gammas!r}") from None
+    if gammas.size == 0:
+        raise ValueError("gammas must be a non-empty list of positive widths")
+    if not np.all(np.isfinite(gammas)) or np.any(gammas <= 0):
+        raise ValueError(f"gammas must be finite and > 0, got {gammas}")
+    return gammas
+
+# %% ../nbs/06_mkl.ipynb #6bcd38e2
+def _inputs_and_distances(X):
+    "(X as a checked 2-D float array, its squared-distance matrix), after a memory check for the N x N matrix."
+    X = check_array_2d(X, 'X')
+    check_memory(8 * X.shape[0] ** 2, f"the {X.shape[0]} x {X.shape[0]} distance matrix")
+    return X, _sqdist(X)
+
+# %% ../nbs/06_mkl.ipynb #97bc12f1
+def _gauss_bank_products(D2, gammas, A):
+    """The products K_k A of the Gaussian kernels of widths `gammas` (A reshaped to (N, n_outputs)): the symmetric
+    pass with one buffer per numba thread, or the row pass where those buffers would exceed `_GAUSS_BUFFER_BYTES`."""
+    A = np.ascontiguousarray(np.asarray(A, dtype=np.float64).reshape(D2.shape[0], -1))
+    threads = numba.get_num_threads()
+    if threads * 8 * A.size * gammas.size <= _GAUSS_BUFFER_BYTES:
+        return _gauss_products(D2, gammas, A, threads)
+    return _gauss_products_rows(D2, gammas, A)
+
+# %% ../nbs/06_mkl.ipynb #754f8a59
 class GaussianKernelBank(KernelBank):
     """m Gaussian kernels $\\exp(-\\gamma_k\\|x-z\\|^2)$ on the rows of X, evaluated on the fly (numba) from one
-    squared-distance matrix: one N x N matrix in memory instead of m of them (Fig. 2, 50-200 kernels).
-
-    Without `X` it is a template: pass it as the `kernels` of `MKLELMClassifier`/`MKLELMRegressor`, which bind it
-    to the training inputs (`bind`).
+    squared-distance matrix: one N x N matrix in memory instead of m of them (Fig. 2, 50-200 kernels). Without `X`
+    it is a template for the `kernels` of `MKLELMClassifier`/`MKLELMRegressor`, which bind it to the inputs (`bind`).
 
     Parameters
     ----------
     X : array-like of shape (N, n_features) or None, default=None
-        Training inputs
-        None makes an unbound template.
+        Training inputs (None makes an unbound template).
     gammas : array-like of shape (m,)
         Widths $\\gamma_k > 0$ (sigma^2 = 1 / gamma).
 
@@ -484,39 +504,19 @@ class GaussianKernelBank(KernelBank):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> bank = GaussianKernelBank(np.array([[0.0], [1.0]]), gammas=[1.0, 2.0])
-    >>> np.round(bank.combine([1.0, 0.0]), 4).tolist()
+    >>> bank = GaussianKernelBank([[0.0], [1.0]], gammas=[1.0, 2.0])
+    >>> bank.combine([1.0, 0.0]).round(4).tolist()
     [[1.0, 0.3679], [0.3679, 1.0]]
     """
     def __init__(self, X=None, gammas=None):
-        if gammas is None:
-            raise ValueError("gammas must be a non-empty list of positive widths")
-        try:
-            gammas = np.asarray(gammas, dtype=np.float64).ravel()
-        except (TypeError, ValueError):
-            raise TypeError(f"gammas must be a list of positive numbers, got {gammas!r}") from None
-        if gammas.size == 0:
-            raise ValueError("gammas must be a non-empty list of positive widths")
-        if not np.all(np.isfinite(gammas)) or np.any(gammas <= 0):
-            raise ValueError(f"gammas must be finite and > 0, got {gammas}")
+        gammas = _check_gammas(gammas)
         self.gammas, self.n_kernels, self.X = gammas, gammas.size, None
         if X is not None:
-            X = check_array_2d(X, 'X')
-            check_memory(8 * X.shape[0] ** 2, f"the {X.shape[0]} x {X.shape[0]} distance matrix")
-            self.X, self.D2, self.n_samples = X, _sqdist(X), X.shape[0]
+            self.X, self.D2 = _inputs_and_distances(X)
+            self.n_samples = self.X.shape[0]
 
     def bind(self, X):
-        """A bank with the same widths on the inputs X.
-
-        Parameters
-        ----------
-        X : array-like of shape (N, n_features)
-
-        Returns
-        -------
-        GaussianKernelBank
-        """
+        "A `GaussianKernelBank` with the same widths on the inputs X, array-like of shape (N, n_features)."
         return GaussianKernelBank(X, self.gammas)
 
     def _bound(self):
@@ -529,12 +529,8 @@ class GaussianKernelBank(KernelBank):
 
     def products(self, A, index=None):
         self._bound()
-        A = np.ascontiguousarray(np.asarray(A, dtype=np.float64).reshape(self.n_samples, -1))
         gammas = self.gammas if index is None else self.gammas[np.asarray(index, dtype=np.intp)]
-        threads = numba.get_num_threads()
-        if threads * 8 * A.size * gammas.size <= _GAUSS_BUFFER_BYTES:
-            return _gauss_products(self.D2, gammas, A, threads)
-        return _gauss_products_rows(self.D2, gammas, A)
+        return _gauss_bank_products(self.D2, gammas, A)
 
     def quad(self, A):
         self._bound()
@@ -548,7 +544,7 @@ class GaussianKernelBank(KernelBank):
     def __repr__(self):
         return f"GaussianKernelBank(gammas={np.round(self.gammas, 6).tolist()})"
 
-# %% ../nbs/06_mkl.ipynb #b625ba6d
+# %% ../nbs/06_mkl.ipynb #5a5f08e5
 def _as_bank(kernels, check_psd=False):
     "A `KernelBank` as given, or an `ArrayKernelBank` of the matrices."
     if isinstance(kernels, KernelBank):
@@ -557,6 +553,7 @@ def _as_bank(kernels, check_psd=False):
         return kernels
     return ArrayKernelBank(kernels, check_psd=check_psd)
 
+# %% ../nbs/06_mkl.ipynb #8138bd89
 def _check_targets_matrix(T, n):
     "T as a float64 (n, Q) matrix, with messages naming T."
     try:
@@ -573,16 +570,19 @@ def _check_targets_matrix(T, n):
         raise ValueError("T contains NaN or infinity")
     return T.reshape(n, -1)
 
+# %% ../nbs/06_mkl.ipynb #09187a81
 def _check_C(C):
     "C > 0 (finite), or None = learn C with the identity as an extra kernel."
     return None if C is None else float(check_positive(C, 'C', allow_none=True))
 
+# %% ../nbs/06_mkl.ipynb #282fe905
 def _check_eps_max_iter(eps, max_iter):
     "The stopping parameters shared by the MKL solvers."
     check_positive(eps, 'eps')
     check_positive(max_iter, 'max_iter', integer=True)
     return float(eps), int(max_iter)
 
+# %% ../nbs/06_mkl.ipynb #4b300ac7
 def _check_weights(sample_weight, n):
     "Positive finite per-sample weights (None: all ones); the solvers drop zero-weight rows before they get here."
     if sample_weight is None:
@@ -594,6 +594,7 @@ def _check_weights(sample_weight, n):
         raise ValueError("sample_weight must be finite and > 0 (drop the samples of zero weight)")
     return w
 
+# %% ../nbs/06_mkl.ipynb #c8a69807
 _SHORT_BLAS_N = 3000   # below this size every BLAS call of a solver iteration is short: one thread is faster
 _SHORT_NUMBA_N = 500   # below this size a parallel pass over a Gaussian bank is shorter than waking its threads
 
@@ -610,8 +611,7 @@ def _solver_threads(n):
     finally:
         numba.set_num_threads(saved)
 
-_SINGULAR_PIVOTS = 1e-14
-
+# %% ../nbs/06_mkl.ipynb #f8adfdea
 @dataclass
 class _Evaluation:
     "The kernel-ELM solution at one theta: dual coefficients A, intercept b, D(theta) and the Cholesky factor."
@@ -621,6 +621,69 @@ class _Evaluation:
     factor: tuple
     ones_solve: np.ndarray = None    # Omega^{-1} 1 (with an intercept)
 
+# %% ../nbs/06_mkl.ipynb #7c19916a
+@dataclass
+class MKLResult:
+    """The result of `silp_mkl`, `newton_mkl` and `qcqp_mkl` (the solvers construct it; each parameter is kept as the
+    attribute of the same name).
+
+    Parameters
+    ----------
+    theta : ndarray of shape (n_kernels,)
+        Weights of the base kernels (with C learned they sum to 1 - theta_identity).
+    theta_identity : float
+        Weight of the identity kernel, $\\mu_0 = 1/C$ (fixed or learned).
+    C : float
+        The paper's C = 1 / theta_identity.
+    effective_C : float
+        C of the fitted model on the normalised combination $\\sum_k\\theta_kK_k/\\sum_k\\theta_k$:
+        $(1-\\mu_0)/\\mu_0$ with C learned, C itself otherwise.
+    dual_coef : ndarray of shape (N,) or (N, Q)
+        A, so that f(x) = sum_k theta_k k_k(x, X) A + intercept.
+    intercept : float or ndarray of shape (Q,)
+        The bias b of the bordered system (eq. 29); 0 without `fit_intercept`.
+    objective : float
+        $D(\\theta)=\\tfrac12\\operatorname{tr}(A^\\top T)$ at the returned theta.
+    n_iter : int
+        Solver iterations (SILP: LP rounds; Newton: Newton steps; QCQP: interior-point iterations).
+    converged : bool
+    history : list of (float, float)
+        Per iteration, an upper and a lower bound on the optimum D*: (D(theta^t), LP value u^t) for the SILP,
+        (D(theta^t), D(theta^t) - Frank-Wolfe gap) for Newton.
+    quad_forms : ndarray of shape (n_kernels,)
+        $\\tfrac12\\operatorname{tr}(A^\\top K_kA)$ at the solution.
+    gap : float
+        Certified relative gap (D(theta) - D*) / D(theta) <= gap at exit (NaN for the QCQP).
+    solver : str
+        'silp', 'newton', 'qcqp' or 'direct' (one precomputed matrix, nothing to learn).
+
+    Attributes
+    ----------
+    theta, theta_identity, C, effective_C, dual_coef, intercept, objective, n_iter, converged : as the parameters
+    history, quad_forms, gap, solver : as the parameters
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = newton_mkl([np.eye(3), np.ones((3, 3))], [1.0, -1.0, 0.0], C=1.0)
+    >>> r.solver, r.converged, r.theta.round(3).tolist()       # the identity-like kernel wins
+    ('newton', True, [1.0, 0.0])
+    """
+    theta: np.ndarray
+    theta_identity: float
+    C: float
+    effective_C: float
+    dual_coef: np.ndarray
+    intercept: object
+    objective: float
+    n_iter: int = 0
+    converged: bool = True
+    history: list = field(default_factory=list)
+    quad_forms: np.ndarray = None
+    gap: float = float('nan')
+    solver: str = ''
+
+# %% ../nbs/06_mkl.ipynb #da7f141e
 class _MKLProblem:
     """A validated MKL-ELM problem: the kernel bank, the targets scaled to unit RMS (theta does not depend on the
     scale of T, and the LP and conic solvers need O(1) numbers), C (None = learned), the identity kernel's
@@ -648,29 +711,6 @@ class _MKLProblem:
         Om.flat[::self.n + 1] += self.d0 * self.identity_weight(theta)
         return Om
 
-    def evaluate(self, theta, strict=False):
-        """The kernel-ELM solve at theta: one Cholesky for all outputs (and the bias of the bordered system).
-
-        A strict Cholesky rather than `core.spd_solve`, which falls back to least squares: here a failed
-        factorisation is information (the solver proposed a singular combination), so it raises LinAlgError; with
-        `strict` also where the pivots span more than 1e14 (a condition number above 1e14), where the gradient
-        loses its digits. Omega is symmetric, so its transpose, a Fortran-ordered view, is factorised in place: given
-        the C-ordered array, LAPACK first transposes a copy, which at N = 400 took 0.8-2.9 ms per factorisation
-        against 0.7-0.9 ms in place (one thread; the copy's cost depends on the state of the allocator)."""
-        factor = sla.cho_factor(self.omega(theta).T, lower=True, overwrite_a=True, check_finite=False)
-        pivots = np.diag(factor[0]) ** 2
-        if strict and pivots.min() < _SINGULAR_PIVOTS * pivots.max():
-            raise np.linalg.LinAlgError("numerically singular combination")
-        A = sla.cho_solve(factor, self.T, check_finite=False)
-        b, u = np.zeros(self.T.shape[1]), None
-        if self.intercept:
-            u = sla.cho_solve(factor, np.ones(self.n), check_finite=False)
-            b = A.sum(axis=0) / u.sum()
-            A = A - np.outer(u, b)
-        if not np.all(np.isfinite(A)):
-            raise np.linalg.LinAlgError("non-finite solution")
-        return _Evaluation(A, b, 0.5 * float(np.vdot(A, self.T)), factor, u)
-
     def quad_forms(self, ev):
         "q_k = tr(A^T K_k A) for every kernel of the simplex (the identity kernel last when C is learned)."
         q = self.bank.quad(ev.A)
@@ -685,109 +725,88 @@ class _MKLProblem:
             return r - 0.5 * q
         return r - 0.5 * q - 0.5 * float(np.sum(self.d0[:, None] * ev.A ** 2)) / self.C
 
+    def evaluate(self, theta, strict=False):
+        return _evaluate(self, theta, strict)
+
     def products(self, ev, index=None):
-        """The stack B_k = K_k A over the simplex's kernels in the ascending `index` (default all; the identity, index
-        p, comes last when C is learned) and the q_k = tr(A^T B_k)."""
-        if index is None:
-            index = np.arange(self.m)
-        kernels = index[index < self.p]
-        B = self.bank.products(ev.A, kernels)
-        if kernels.size < index.size:
-            B = np.concatenate([B, (self.d0[:, None] * ev.A)[None]], axis=0)
-        return B, np.einsum('knq,nq->k', B, ev.A)
+        return _stacked_products(self, ev, index)
 
     def hessian(self, ev, B):
-        """d^2 D / d theta_k d theta_l = tr(B_k^T P B_l), B_k = K_k A (closed form; PSD). With Omega = L L^T and
-        Y = L^{-1} [B_1 .. B_m] (one triangular solve for the whole stack) it is tr(Y_k^T Y_l), less the bias's
-        rank-one term s_k^T s_l / 1^T u with u = Omega^{-1} 1 and s_k = B_k^T u."""
-        m, n, Q = B.shape
-        flat = B.transpose(1, 0, 2).reshape(n, m * Q)
-        Y = sla.solve_triangular(ev.factor[0], flat, lower=True, check_finite=False)
-        Y = Y.reshape(n, m, Q).transpose(1, 0, 2).reshape(m, n * Q)
-        H = Y @ Y.T
-        if self.intercept:
-            s = (ev.ones_solve @ flat).reshape(m, Q)
-            H -= s @ s.T / ev.ones_solve.sum()
-        return H
+        return _hessian(self, ev, B)
 
     def result(self, theta, ev, q, n_iter, converged, history, gap, solver):
-        "An `MKLResult` in the units of the caller's T."
-        s2 = self.scale ** 2
-        t0 = self.identity_weight(theta)
-        shape = self.T_shape
-        A = ev.A * self.scale
-        return MKLResult(theta=theta[:self.p].copy(), theta_identity=t0,
-                         C=(1.0 / t0 if t0 > 0 else np.inf) if self.learn else self.C,
-                         effective_C=((1.0 - t0) / t0 if t0 > 0 else np.inf) if self.learn else self.C,
-                         dual_coef=A.reshape(shape) if len(shape) == 1 else A,
-                         intercept=float(ev.b[0] * self.scale) if len(shape) == 1 else ev.b * self.scale,
-                         objective=ev.D * s2, n_iter=n_iter, converged=converged,
-                         history=[(a * s2, b * s2) for a, b in history], quad_forms=0.5 * q[:self.p] * s2,
-                         gap=gap, solver=solver)
+        return _mkl_result(self, theta, ev, q, n_iter, converged, history, gap, solver)
 
-@dataclass
-class MKLResult:
-    """The result of `silp_mkl`, `newton_mkl` and `qcqp_mkl` (the solvers construct it; each parameter is kept as the
-    attribute of the same name).
+# %% ../nbs/06_mkl.ipynb #d40dba6a
+_SINGULAR_PIVOTS = 1e-14
 
-    Parameters
-    ----------
-    theta : ndarray of shape (n_kernels,)
-        Weights of the base kernels
-        with C learned they sum to 1 - theta_identity.
-    theta_identity : float
-        Weight of the identity kernel, $\\mu_0 = 1/C$ (fixed or learned).
-    C : float
-        The paper's C = 1 / theta_identity.
-    effective_C : float
-        C of the fitted model on the normalised combination $\\sum_k\\theta_kK_k/\\sum_k\\theta_k$:
-        $(1-\\mu_0)/\\mu_0$ with C learned, C itself otherwise.
-    dual_coef : ndarray of shape (N,) or (N, Q)
-        A, so that f(x) = sum_k theta_k k_k(x, X) A + intercept.
-    intercept : float or ndarray of shape (Q,)
-        The bias b of the bordered system (eq. 29)
-        0 without `fit_intercept`.
-    objective : float
-        $D(\\theta)=\\tfrac12\\operatorname{tr}(A^\\top T)$ at the returned theta.
-    n_iter : int
-        Solver iterations (SILP: LP rounds; Newton: Newton steps; QCQP: interior-point iterations).
-    converged : bool
-    history : list of (float, float)
-        Per iteration, an upper and a lower bound on the optimum D*: (D(theta^t), LP value u^t) for the SILP,
-        (D(theta^t), D(theta^t) - Frank-Wolfe gap) for Newton.
-    quad_forms : ndarray of shape (n_kernels,)
-        $\\tfrac12\\operatorname{tr}(A^\\top K_kA)$ at the solution.
-    gap : float
-        Certified relative gap (D(theta) - D*) / D(theta) <= gap at exit (NaN for the QCQP).
-    solver : str
-        'silp', 'newton', 'qcqp' or 'direct' (one precomputed matrix, nothing to learn).
+def _evaluate(prob, theta, strict=False):
+    """The kernel-ELM solve at theta: one Cholesky for all outputs (and the bias of the bordered system).
 
-    Attributes
-    ----------
-    theta, theta_identity, C, effective_C, dual_coef, intercept, objective : as the parameters
-    n_iter, converged, history, quad_forms, gap, solver : as the parameters
+    A strict Cholesky rather than `core.spd_solve`, which falls back to least squares: here a failed
+    factorisation is information (the solver proposed a singular combination), so it raises LinAlgError; with
+    `strict` also where the pivots span more than 1e14 (a condition number above 1e14), where the gradient
+    loses its digits. Omega is symmetric, so its transpose, a Fortran-ordered view, is factorised in place: given
+    the C-ordered array, LAPACK first transposes a copy, which at N = 400 takes 0.8-2.9 ms per factorisation
+    against 0.7-0.9 ms in place (one thread; the copy's cost depends on the state of the allocator)."""
+    factor = sla.cho_factor(prob.omega(theta).T, lower=True, overwrite_a=True, check_finite=False)
+    pivots = np.diag(factor[0]) ** 2
+    if strict and pivots.min() < _SINGULAR_PIVOTS * pivots.max():
+        raise np.linalg.LinAlgError("numerically singular combination")
+    A = sla.cho_solve(factor, prob.T, check_finite=False)
+    b, u = np.zeros(prob.T.shape[1]), None
+    if prob.intercept:
+        u = sla.cho_solve(factor, np.ones(prob.n), check_finite=False)
+        b = A.sum(axis=0) / u.sum()
+        A = A - np.outer(u, b)
+    if not np.all(np.isfinite(A)):
+        raise np.linalg.LinAlgError("non-finite solution")
+    return _Evaluation(A, b, 0.5 * float(np.vdot(A, prob.T)), factor, u)
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> r = newton_mkl([np.eye(3), np.ones((3, 3))], [1.0, -1.0, 0.0], C=1.0)
-    >>> r.solver, r.converged, r.theta.round(3).tolist()       # the identity-like kernel wins
-    ('newton', True, [1.0, 0.0])
-    """
-    theta: np.ndarray
-    theta_identity: float
-    C: float
-    effective_C: float
-    dual_coef: np.ndarray
-    intercept: object
-    objective: float
-    n_iter: int = 0
-    converged: bool = True
-    history: list = field(default_factory=list)
-    quad_forms: np.ndarray = None
-    gap: float = float('nan')
-    solver: str = ''
+# %% ../nbs/06_mkl.ipynb #0b58efe8
+def _stacked_products(prob, ev, index=None):
+    """The stack B_k = K_k A over the simplex's kernels in the ascending `index` (default all; the identity, index
+    p, comes last when C is learned) and the q_k = tr(A^T B_k)."""
+    if index is None:
+        index = np.arange(prob.m)
+    kernels = index[index < prob.p]
+    B = prob.bank.products(ev.A, kernels)
+    if kernels.size < index.size:
+        B = np.concatenate([B, (prob.d0[:, None] * ev.A)[None]], axis=0)
+    return B, np.einsum('knq,nq->k', B, ev.A)
 
+# %% ../nbs/06_mkl.ipynb #56fce6d8
+def _hessian(prob, ev, B):
+    """d^2 D / d theta_k d theta_l = tr(B_k^T P B_l), B_k = K_k A (closed form; PSD). With Omega = L L^T and
+    Y = L^{-1} [B_1 .. B_m] (one triangular solve for the whole stack) it is tr(Y_k^T Y_l), less the bias's
+    rank-one term s_k^T s_l / 1^T u with u = Omega^{-1} 1 and s_k = B_k^T u."""
+    m, n, Q = B.shape
+    flat = B.transpose(1, 0, 2).reshape(n, m * Q)
+    Y = sla.solve_triangular(ev.factor[0], flat, lower=True, check_finite=False)
+    Y = Y.reshape(n, m, Q).transpose(1, 0, 2).reshape(m, n * Q)
+    H = Y @ Y.T
+    if prob.intercept:
+        s = (ev.ones_solve @ flat).reshape(m, Q)
+        H -= s @ s.T / ev.ones_solve.sum()
+    return H
+
+# %% ../nbs/06_mkl.ipynb #72e5a633
+def _mkl_result(prob, theta, ev, q, n_iter, converged, history, gap, solver):
+    "An `MKLResult` in the units of the caller's T."
+    s2 = prob.scale ** 2
+    t0 = prob.identity_weight(theta)
+    shape = prob.T_shape
+    A = ev.A * prob.scale
+    return MKLResult(theta=theta[:prob.p].copy(), theta_identity=t0,
+                     C=(1.0 / t0 if t0 > 0 else np.inf) if prob.learn else prob.C,
+                     effective_C=((1.0 - t0) / t0 if t0 > 0 else np.inf) if prob.learn else prob.C,
+                     dual_coef=A.reshape(shape) if len(shape) == 1 else A,
+                     intercept=float(ev.b[0] * prob.scale) if len(shape) == 1 else ev.b * prob.scale,
+                     objective=ev.D * s2, n_iter=n_iter, converged=converged,
+                     history=[(a * s2, b * s2) for a, b in history], quad_forms=0.5 * q[:prob.p] * s2,
+                     gap=gap, solver=solver)
+
+# %% ../nbs/06_mkl.ipynb #5c782a56
 def _initial_theta(theta0, m):
     "The uniform weights, or `theta0` checked to be m non-negative weights summing to 1."
     if theta0 is None:
@@ -797,6 +816,7 @@ def _initial_theta(theta0, m):
         raise ValueError(f"theta0 must be {m} non-negative weights summing to 1")
     return theta / theta.sum()
 
+# %% ../nbs/06_mkl.ipynb #92289d80
 def _check_quad_forms(q, index=None):
     "Negative quadratic forms betray an indefinite kernel (q_i belongs to kernel index[i], default i)."
     if np.min(q) < -1e-8 * max(1.0, float(np.max(np.abs(q)))):
@@ -805,6 +825,7 @@ def _check_quad_forms(q, index=None):
         raise ValueError(f"kernels[{k}] is indefinite (negative quadratic form {q[i]:.3g}): kernels must be "
                          "positive semi-definite")
 
+# %% ../nbs/06_mkl.ipynb #d9f92e14
 def mkl_objective(kernels, T, theta, C=None, fit_intercept=False, sample_weight=None):
     """$D(\\theta)=\\tfrac12\\operatorname{tr}(A^\\top T)$, $A=(\\sum_k\\theta_kK_k+I/C)^{-1}T$ (with the bias: the
     solution of the bordered system of eq. 29).
@@ -848,7 +869,7 @@ def mkl_objective(kernels, T, theta, C=None, fit_intercept=False, sample_weight=
     A = ev.A * prob.scale
     return ev.D * prob.scale ** 2, (A.reshape(prob.T_shape) if len(prob.T_shape) == 1 else A)
 
-# %% ../nbs/06_mkl.ipynb #0eea476b
+# %% ../nbs/06_mkl.ipynb #ac3eaeaa
 _HIGHS_QUIET = False
 
 def _new_highs():
@@ -870,6 +891,7 @@ def _new_highs():
     h.setOptionValue('output_flag', False)
     return h
 
+# %% ../nbs/06_mkl.ipynb #72dc1b2a
 class _MasterLP:
     """The restricted master LP of the SILP, min u s.t. theta on the simplex and sum_k theta_k S_k^r <= u for every
     cut r, kept in one HiGHS model: a cut adds one row, and the dual simplex re-solves from the last basis."""
@@ -908,6 +930,7 @@ class _MasterLP:
         if drop.size:
             self.h.deleteRows(drop.size, drop)
 
+# %% ../nbs/06_mkl.ipynb #540a3447
 def _evaluate_pulled_back(prob, theta, theta_ok, ill_scale):
     """Evaluate at theta; a singular (or wildly ill-conditioned) LP vertex is pulled back halfway towards the last
     good theta, repeatedly. Cuts made there stay valid, and so does the certificate (section 4)."""
@@ -926,6 +949,44 @@ def _evaluate_pulled_back(prob, theta, theta_ok, ill_scale):
             theta = 0.5 * (theta + theta_ok)
     raise RuntimeError("silp_mkl: could not find a positive-definite kernel combination")
 
+# %% ../nbs/06_mkl.ipynb #de8cd2ce
+def _prune_cuts(lp, duals, max_cuts):
+    "Delete the inactive cuts (zero dual) of the master LP once it holds more than `max_cuts`; keep the newest."
+    if lp.n_cuts > max_cuts:
+        keep = duals > 1e-12 * max(1.0, float(np.max(duals)))
+        keep[-1] = True
+        lp.keep(keep)
+
+# %% ../nbs/06_mkl.ipynb #0ac02a4e
+def _silp_iterations(prob, theta, eps, max_iter, max_cuts, verbose):
+    """The SILP's loop (section 4) from theta: (theta, evaluation, quadratic forms, iterations, converged, history
+    of (S, u), certified gap). Cuts are in units of the first objective, so that the LP sees O(1) numbers."""
+    history, u, gap, converged = [], -np.inf, np.inf, False
+    theta_ok = scale = None
+    lp = _MasterLP(prob.m) if prob.m > 1 else None
+    for it in range(1, max_iter + 1):
+        theta, ev, q, Sk = _evaluate_pulled_back(prob, theta, theta_ok, scale)
+        _check_quad_forms(q[:prob.p])
+        theta_ok = theta.copy()
+        if scale is None:
+            scale = max(float(np.max(np.abs(Sk))), abs(ev.D), 1e-300)
+        S = float(theta @ Sk)
+        history.append((S, u))
+        gap = max(S - u, 0.0) / abs(S) if S != 0 else 0.0
+        if verbose:
+            print(f"iter {it:3d}  S={S:.10g}  u={u:.10g}  gap={gap:.3g}  theta={np.round(theta, 4)}")
+        if prob.m == 1 or gap <= eps or S == 0:
+            converged = True
+            break
+        if it == max_iter:
+            break
+        lp.add_cut(Sk / scale)
+        theta, u, duals = lp.solve()
+        u *= scale
+        _prune_cuts(lp, duals, max_cuts)
+    return theta, ev, q, it, converged, history, gap
+
+# %% ../nbs/06_mkl.ipynb #e6199c9b
 def silp_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, eps=1e-4, max_iter=500, theta0=None,
              max_cuts=None, check_psd=False, verbose=False):
     """MKL-ELM by the semi-infinite linear program of eq. 28 (Algorithm 2): column generation with a HiGHS master LP.
@@ -935,8 +996,7 @@ def silp_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, eps
     kernels : list of ndarray of shape (N, N), ndarray of shape (m, N, N) or KernelBank
         The base kernels (PSD).
     T : array-like of shape (N,) or (N, Q)
-        Targets
-        the Q one-vs-all columns of a multi-class problem share one theta.
+        Targets; the Q one-vs-all columns of a multi-class problem share one theta.
     C : float or None, default=None
         Fixed regularisation, or None to learn it with the identity as an extra kernel ($\\mu_0 = 1/C$).
     fit_intercept : bool, default=False
@@ -946,13 +1006,11 @@ def silp_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, eps
     eps : float, default=1e-4
         Stop when the certified relative gap (S - u) / S <= eps, S = D(theta) (upper bound), u = LP value (lower).
     max_iter : int, default=500
-        Iterations (LP rounds) at most
-        a ConvergenceWarning says so when reached.
+        Iterations (LP rounds) at most; a ConvergenceWarning says so when reached.
     theta0 : array-like of shape (m,) or (m + 1,), optional
         Starting weights (default: uniform).
     max_cuts : int, optional
-        Cuts kept in the LP (default max(50, 5m))
-        inactive ones (zero dual) are pruned beyond that.
+        Cuts kept in the LP (default max(50, 5m)); inactive ones (zero dual) are pruned beyond that.
     check_psd : bool, default=False
         Check each matrix for positive semi-definiteness first (one Cholesky each).
     verbose : bool, default=False
@@ -973,42 +1031,16 @@ def silp_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, eps
     """
     prob = _MKLProblem(kernels, T, C, fit_intercept, sample_weight, check_psd)
     eps, max_iter = _check_eps_max_iter(eps, max_iter)
-    m = prob.m
-    max_cuts = max(50, 5 * m) if max_cuts is None else int(check_positive(max_cuts, 'max_cuts', integer=True))
-    theta = _initial_theta(theta0, m)
-    history, u, S, gap, converged = [], -np.inf, np.inf, np.inf, False
-    theta_ok = scale = None
+    max_cuts = max(50, 5 * prob.m) if max_cuts is None else int(check_positive(max_cuts, 'max_cuts', integer=True))
+    theta = _initial_theta(theta0, prob.m)
     with _solver_threads(prob.n):
-        lp = _MasterLP(m) if m > 1 else None
-        for it in range(1, max_iter + 1):
-            theta, ev, q, Sk = _evaluate_pulled_back(prob, theta, theta_ok, scale)
-            _check_quad_forms(q[:prob.p])
-            theta_ok = theta.copy()
-            if scale is None:                 # cuts in units of the first objective: O(1) numbers for the LP
-                scale = max(float(np.max(np.abs(Sk))), abs(ev.D), 1e-300)
-            S = float(theta @ Sk)
-            history.append((S, u))
-            gap = max(S - u, 0.0) / abs(S) if S != 0 else 0.0
-            if verbose:
-                print(f"iter {it:3d}  S={S:.10g}  u={u:.10g}  gap={gap:.3g}  theta={np.round(theta, 4)}")
-            if m == 1 or gap <= eps or S == 0:
-                converged = True
-                break
-            if it == max_iter:
-                break
-            lp.add_cut(Sk / scale)
-            theta, u, duals = lp.solve()
-            u *= scale
-            if lp.n_cuts > max_cuts:          # prune inactive cuts (zero dual), always keep the newest
-                keep = duals > 1e-12 * max(1.0, float(np.max(duals)))
-                keep[-1] = True
-                lp.keep(keep)
+        theta, ev, q, it, converged, history, gap = _silp_iterations(prob, theta, eps, max_iter, max_cuts, verbose)
     if not converged:
         warnings.warn(f"silp_mkl did not reach eps={eps:g} in {max_iter} iterations (certified gap {gap:.3g}); "
                       "raise max_iter or use solver='newton'", ConvergenceWarning, stacklevel=2)
-    return prob.result(theta, ev, q, it, converged, history, gap if m > 1 else 0.0, 'silp')
+    return prob.result(theta, ev, q, it, converged, history, gap if prob.m > 1 else 0.0, 'silp')
 
-# %% ../nbs/06_mkl.ipynb #6e11eccd
+# %% ../nbs/06_mkl.ipynb #42c097cb
 def _kkt_solve(K, r):
     "Solve the KKT system of a face: LU, or least squares where it is singular (a flat direction of the model)."
     try:
@@ -1019,8 +1051,30 @@ def _kkt_solve(K, r):
         pass
     return np.linalg.lstsq(K, r, rcond=None)[0]
 
+# %% ../nbs/06_mkl.ipynb #46b2963a
 _QP_WARM_SUPPORT = 8   # a start with more weights than this is replaced by the best vertex (fewer active-set changes)
 
+def _qp_start(H, c, z0):
+    "The first iterate of `simplex_qp`: the warm start z0 if it has few weights, else the vertex of least objective."
+    if z0 is None or np.count_nonzero(z0) > _QP_WARM_SUPPORT:
+        z = np.zeros(c.size)
+        z[np.argmin(0.5 * np.diag(H) + c)] = 1.0
+        return z
+    return np.array(z0, dtype=np.float64)
+
+# %% ../nbs/06_mkl.ipynb #94e63dbe
+def _check_qp(H, c):
+    "H and c of `simplex_qp` as float64 arrays of matching shapes with finite entries."
+    H, c = np.asarray(H, dtype=np.float64), np.asarray(c, dtype=np.float64)
+    if c.ndim != 1:
+        raise ValueError(f"c must be one-dimensional, got shape {c.shape}")
+    if not (np.isfinite(H).all() and np.isfinite(c).all()):
+        raise ValueError("H and c must be finite")
+    if H.shape != (c.size, c.size):
+        raise ValueError(f"H must be ({c.size}, {c.size}) like c, got {H.shape}")
+    return H, c
+
+# %% ../nbs/06_mkl.ipynb #58fb235d
 def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
     """Minimise $\\tfrac12z^\\top Hz+c^\\top z$ over the simplex $\\{z\\ge0,\\ \\mathbf 1^\\top z=1\\}$ (H symmetric
     positive definite) by a primal active-set method: exact, finite, and cheap for the m <= a few hundred weights
@@ -1049,19 +1103,9 @@ def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
     >>> simplex_qp(np.eye(2), np.array([0.0, -1.0])).tolist()   # nearest point of the simplex to (0, 1)
     [0.0, 1.0]
     """
-    H, c = np.asarray(H, dtype=np.float64), np.asarray(c, dtype=np.float64)
-    if c.ndim != 1:
-        raise ValueError(f"c must be one-dimensional, got shape {c.shape}")
-    if not (np.isfinite(H).all() and np.isfinite(c).all()):
-        raise ValueError("H and c must be finite")
+    H, c = _check_qp(H, c)
     m = c.size
-    if H.shape != (m, m):
-        raise ValueError(f"H must be ({m}, {m}) like c, got {H.shape}")
-    if z0 is None or np.count_nonzero(z0) > _QP_WARM_SUPPORT:
-        z = np.zeros(m)
-        z[np.argmin(0.5 * np.diag(H) + c)] = 1.0
-    else:
-        z = np.array(z0, dtype=np.float64)
+    z = _qp_start(H, c, z0)
     free = z > 0
     thresh = tol * max(1.0, float(np.max(np.abs(np.diag(H)))), float(np.max(np.abs(c))))
     for _ in range(max_iter or 10 * m + 10):
@@ -1089,6 +1133,7 @@ def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
         free = z > 0
     return z
 
+# %% ../nbs/06_mkl.ipynb #bdf143b2
 _POWER_START, _POWER_MAX = 0.5, 0.9
 
 def _adapt_power(power, full_step, ratio):
@@ -1102,6 +1147,7 @@ def _adapt_power(power, full_step, ratio):
         return max(-1.0, power - (1.0 + power) / 2)
     return power
 
+# %% ../nbs/06_mkl.ipynb #0b67cbbc
 def _newton_step(prob, ev, theta, g, B, index, power):
     """The projected Newton direction on the face of the simplex spanned by `index` (the weights outside it are 0):
     the minimiser over that face of the quadratic model of the convex $-D^{-p}/p$ at theta (p = `power` in
@@ -1120,6 +1166,7 @@ def _newton_step(prob, ev, theta, g, B, index, power):
     d[index] = step
     return d
 
+# %% ../nbs/06_mkl.ipynb #49dd136b
 def _complete_products(prob, ev, face, B, q):
     "The products and quadratic forms of every kernel, from those of the `face` and one pass over the others."
     rest = np.setdiff1d(np.arange(prob.m), face)
@@ -1130,6 +1177,7 @@ def _complete_products(prob, ev, face, B, q):
     q_all[face], q_all[rest] = q, q_rest
     return B_all, q_all
 
+# %% ../nbs/06_mkl.ipynb #c1915009
 def _line_search(prob, ev, theta, d, slope):
     """Armijo backtracking on D along theta + t d: (theta, evaluation, t), or Nones where no t > 1e-12 decreases D.
     A singular combination counts as D = +inf. Near the optimum the predicted decrease falls below the rounding of
@@ -1147,6 +1195,118 @@ def _line_search(prob, ev, theta, d, slope):
         t *= 0.5
     return None, None, 0.0
 
+# %% ../nbs/06_mkl.ipynb #c6aede20
+def _check_power(power):
+    "(adapt, p): adapt p from `_POWER_START` when `power` is None, else the fixed p in [-1, 1)."
+    if power is None:
+        return True, _POWER_START
+    if isinstance(power, bool) or not isinstance(power, (int, float, np.floating)) or not -1.0 <= power < 1.0:
+        raise ValueError(f"power must be a number in [-1, 1) or None, got {power!r}")
+    return False, float(power)
+
+# %% ../nbs/06_mkl.ipynb #aefa1e55
+def _newton_start(prob, theta0):
+    """The first weights of `newton_mkl`: theta0, or uniform; with C learned, 1/2 on the identity and 1/2 shared by
+    the kernels (C = 2, effective C = 1, whatever the number of kernels)."""
+    if theta0 is None and prob.learn:
+        theta0 = np.append(np.full(prob.p, 0.5 / prob.p), 0.5)
+    return _initial_theta(theta0, prob.m)
+
+# %% ../nbs/06_mkl.ipynb #bd4abe96
+def _evaluate_start(prob, theta):
+    "The evaluation at the start, or a ValueError where the combination there is singular."
+    try:
+        return prob.evaluate(theta)
+    except np.linalg.LinAlgError:
+        raise ValueError("kernels: the combined kernel matrix at theta0 is not positive definite; are the "
+                         "kernels positive semi-definite?") from None
+
+# %% ../nbs/06_mkl.ipynb #d71983fa
+def _newton_gradient(prob, ev, theta, face, eps, stalled):
+    """The products, quadratic forms and gradient on the working set `face`; once the face is solved to eps (or the
+    steps stall) those of every kernel, so that the Frank-Wolfe gap can certify: (face, B, q, g, stalled)."""
+    B, q = prob.products(ev, face)
+    _check_quad_forms(q, face)
+    g = -0.5 * q
+    if face.size < prob.m and (float(g @ theta[face] - g.min()) <= eps * ev.D or stalled >= 3):
+        B, q = _complete_products(prob, ev, face, B, q)
+        _check_quad_forms(q[:prob.p])
+        g, face, stalled = -0.5 * q, np.arange(prob.m), 0
+    return face, B, q, g, stalled
+
+# %% ../nbs/06_mkl.ipynb #c224a936
+def _fw_lower(ev, theta, g, lower):
+    "The best lower bound on D* so far: D(theta) less the Frank-Wolfe gap g^T theta - min_k g_k (section 5)."
+    return max(lower, ev.D - max(float(g @ theta - g.min()), 0.0))
+
+def _relative_gap(ev, lower):
+    "The certified relative gap (D(theta) - lower) / D(theta)."
+    return max(ev.D - lower, 0.0) / ev.D if ev.D > 0 else 0.0
+
+# %% ../nbs/06_mkl.ipynb #d3b87291
+class _NewtonRun(NamedTuple):
+    "Where `_newton_iterations` stopped: the point, its working set and products, and the bounds."
+    theta: np.ndarray
+    ev: _Evaluation
+    face: np.ndarray
+    B: np.ndarray
+    q: np.ndarray
+    lower: float
+    gap: float
+    n_iter: int
+    converged: bool
+    stalled: int
+    history: list
+
+# %% ../nbs/06_mkl.ipynb #82476cb7
+def _newton_iterations(prob, theta, ev, eps, max_iter, power, adapt, verbose):
+    """The projected Newton loop of section 5 from (theta, ev): gradient on the working set, certificate with every
+    kernel, a step on the model of $-D^{-p}/p$ and a backtracking search on D; a `_NewtonRun`."""
+    history, converged, lower, stalled, face = [], False, -np.inf, 0, np.arange(prob.m)
+    for it in range(1, max_iter + 1):
+        face, B, q, g, stalled = _newton_gradient(prob, ev, theta, face, eps, stalled)
+        if face.size == prob.m:           # every gradient known: the Frank-Wolfe gap certifies
+            lower = _fw_lower(ev, theta, g, lower)
+        gap = _relative_gap(ev, lower)
+        history.append((ev.D, lower))
+        if verbose:
+            print(f"iter {it:3d}  D={ev.D:.12g}  gap={gap:.3g}  p={power:.2f}  kernels={face.size}  "
+                  f"theta={np.round(theta, 4)}")
+        if prob.m == 1 or (gap <= eps and face.size == prob.m):
+            converged = True
+            break
+        if it == max_iter or (stalled >= 3 and face.size == prob.m):
+            break
+        d = _newton_step(prob, ev, theta, g, B, face, power)
+        slope = float(g @ d[face])
+        new_theta, new_ev, t = _line_search(prob, ev, theta, d, slope)
+        if new_theta is None:             # no decrease left at rounding level
+            stalled = 3
+            continue
+        if adapt:
+            power = _adapt_power(power, t == 1.0, (ev.D - new_ev.D) / max(-slope, 1e-300))
+        stalled = stalled + 1 if ev.D - new_ev.D <= 1e-12 * ev.D else 0
+        face = np.flatnonzero(new_theta > 0)      # work on the support until it is optimal there
+        theta, ev = new_theta, new_ev
+    return _NewtonRun(theta, ev, face, B, q, lower, gap, it, converged, stalled, history)
+
+# %% ../nbs/06_mkl.ipynb #5901ff4e
+def _newton_finish(prob, run, eps, max_iter):
+    """The `MKLResult` of a Newton run: a run stopped on a face (max_iter) is certified with every kernel first, and
+    one without a certificate says why in a ConvergenceWarning (at the caller of `newton_mkl`)."""
+    q, gap = run.q, run.gap
+    if run.face.size < prob.m:
+        _, q = _complete_products(prob, run.ev, run.face, run.B, run.q)
+        gap = _relative_gap(run.ev, _fw_lower(run.ev, run.theta, -0.5 * q, run.lower))
+    if not run.converged:
+        reason = "no decrease left at rounding level" if run.stalled >= 3 else f"max_iter={max_iter} reached"
+        warnings.warn(f"newton_mkl stopped at a certified relative gap of {gap:.3g} > eps={eps:g} after {run.n_iter} "
+                      f"iterations ({reason}; near a singular kernel combination the gradient loses its accuracy: "
+                      "solver='silp' certifies through its cutting planes instead)", ConvergenceWarning, stacklevel=3)
+    return prob.result(run.theta, run.ev, q, run.n_iter, run.converged, run.history,
+                       gap if prob.m > 1 else 0.0, 'newton')
+
+# %% ../nbs/06_mkl.ipynb #5c08c8eb
 def newton_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, eps=1e-4, max_iter=100, theta0=None,
                power=None, check_psd=False, verbose=False):
     """MKL-ELM by projected Newton on
@@ -1160,8 +1320,7 @@ def newton_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, e
     Newton on D, larger p takes the longer steps that the $1/\\theta$ shape of D asks for), and backtracks on D.
     After a step on every kernel it works on the support of the weights (products of those kernels only) until
     that face is solved, then checks every kernel. By convexity $D(\\theta)-D^*\\le g^\\top\\theta-\\min_kg_k$ (the
-    Frank-Wolfe gap, computed with every kernel): the stopping rule is a certificate. With C learned the identity
-    starts at weight 1/2 (C = 2 for any number of kernels; the uniform start puts C = m + 1).
+    Frank-Wolfe gap, computed with every kernel): the stopping rule is a certificate.
 
     Parameters
     ----------
@@ -1178,8 +1337,7 @@ def newton_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, e
     max_iter : int, default=100
         Newton steps at most.
     theta0 : array-like, optional
-        Starting weights (default: uniform over the kernels; with C learned, 1/2 on the identity and 1/2 shared
-        by the kernels).
+        Starting weights (default: uniform; with C learned, 1/2 on the identity, C = 2, and 1/2 on the kernels).
     power : float in [-1, 1) or None, default=None
         The curvature power p of the model of $-D^{-p}/p$, fixed (p = -1: Newton on D itself), or None to adapt it
         from 1/2 after every step.
@@ -1203,67 +1361,14 @@ def newton_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, e
     """
     prob = _MKLProblem(kernels, T, C, fit_intercept, sample_weight, check_psd)
     eps, max_iter = _check_eps_max_iter(eps, max_iter)
-    if theta0 is None and prob.learn:         # start at C = 2 (effective C = 1) whatever the number of kernels
-        theta0 = np.append(np.full(prob.p, 0.5 / prob.p), 0.5)
-    theta = _initial_theta(theta0, prob.m)
-    every = np.arange(prob.m)
-    adapt = power is None
-    if not adapt and (isinstance(power, bool) or not isinstance(power, (int, float, np.floating))
-                      or not -1.0 <= power < 1.0):
-        raise ValueError(f"power must be a number in [-1, 1) or None, got {power!r}")
-    power = _POWER_START if adapt else float(power)
-    history, converged, gap, lower, stalled = [], False, np.inf, -np.inf, 0
+    theta = _newton_start(prob, theta0)
+    adapt, power = _check_power(power)
     with _solver_threads(prob.n):
-        try:
-            ev = prob.evaluate(theta)
-        except np.linalg.LinAlgError:
-            raise ValueError("kernels: the combined kernel matrix at theta0 is not positive definite; are the "
-                             "kernels positive semi-definite?") from None
-        face = every                          # the kernels whose products are computed in this iteration
-        for it in range(1, max_iter + 1):
-            B, q = prob.products(ev, face)
-            _check_quad_forms(q, face)
-            g = -0.5 * q
-            if face.size < prob.m and (float(g @ theta[face] - g.min()) <= eps * ev.D or stalled >= 3):
-                B, q = _complete_products(prob, ev, face, B, q)     # optimal on the face: check every kernel
-                _check_quad_forms(q[:prob.p])
-                g, face, stalled = -0.5 * q, every, 0
-            if face.size == prob.m:           # every gradient known: the Frank-Wolfe gap certifies
-                lower = max(lower, ev.D - max(float(g @ theta - g.min()), 0.0))
-            gap = max(ev.D - lower, 0.0) / ev.D if ev.D > 0 else 0.0
-            history.append((ev.D, lower))
-            if verbose:
-                print(f"iter {it:3d}  D={ev.D:.12g}  gap={gap:.3g}  p={power:.2f}  kernels={face.size}  "
-                      f"theta={np.round(theta, 4)}")
-            if prob.m == 1 or (gap <= eps and face.size == prob.m):
-                converged = True
-                break
-            if it == max_iter or (stalled >= 3 and face.size == prob.m):
-                break
-            d = _newton_step(prob, ev, theta, g, B, face, power)
-            slope = float(g @ d[face])
-            new_theta, new_ev, t = _line_search(prob, ev, theta, d, slope)
-            if new_theta is None:             # no decrease left at rounding level
-                stalled = 3
-                continue
-            if adapt:
-                power = _adapt_power(power, t == 1.0, (ev.D - new_ev.D) / max(-slope, 1e-300))
-            stalled = stalled + 1 if ev.D - new_ev.D <= 1e-12 * ev.D else 0
-            face = np.flatnonzero(new_theta > 0)      # work on the support until it is optimal there
-            theta, ev = new_theta, new_ev
-    if face.size < prob.m:                    # stopped on a face (max_iter): the certificate needs every kernel
-        B, q = _complete_products(prob, ev, face, B, q)
-        g = -0.5 * q
-        lower = max(lower, ev.D - max(float(g @ theta - g.min()), 0.0))
-        gap = max(ev.D - lower, 0.0) / ev.D if ev.D > 0 else 0.0
-    if not converged:
-        reason = "no decrease left at rounding level" if stalled >= 3 else f"max_iter={max_iter} reached"
-        warnings.warn(f"newton_mkl stopped at a certified relative gap of {gap:.3g} > eps={eps:g} after {it} "
-                      f"iterations ({reason}; near a singular kernel combination the gradient loses its accuracy: "
-                      "solver='silp' certifies through its cutting planes instead)", ConvergenceWarning, stacklevel=2)
-    return prob.result(theta, ev, q, it, converged, history, gap if prob.m > 1 else 0.0, 'newton')
+        ev = _evaluate_start(prob, theta)
+        run = _newton_iterations(prob, theta, ev, eps, max_iter, power, adapt, verbose)
+    return _newton_finish(prob, run, eps, max_iter)
 
-# %% ../nbs/06_mkl.ipynb #40812511
+# %% ../nbs/06_mkl.ipynb #720a642b
 def _import_cvxpy():
     "cvxpy, or an ImportError naming the optional extra."
     try:
@@ -1273,18 +1378,48 @@ def _import_cvxpy():
                           "silp_mkl and newton_mkl solve the same problem without it") from e
     return cp
 
+# %% ../nbs/06_mkl.ipynb #a7e266bd
 def _psd_factor(K):
     "L with K = L L^T from the eigendecomposition, negligible (and rounding-negative) eigenvalues dropped."
     w, V = np.linalg.eigh(np.asarray(K, dtype=np.float64))
     keep = w > 1e-12 * max(w.max(), 1e-300)
     return V[:, keep] * np.sqrt(w[keep])
 
+# %% ../nbs/06_mkl.ipynb #ec810a80
+def _qcqp_problem(cp, prob):
+    """The cvxpy problem of eq. 24/27 for `prob` (targets scaled): (problem, A, the kernels' cone constraints, whose
+    duals are the kernel weights; the identity's last when C is learned)."""
+    n, Q = prob.T.shape
+    A, s = cp.Variable((n, Q)), cp.Variable()
+    cons = [s >= 0.5 * cp.sum_squares(_psd_factor(K).T @ A) for K in prob.bank.matrices()]
+    identity_term = cp.sum_squares(cp.multiply(np.sqrt(prob.d0)[:, None], A))
+    obj = cp.sum(cp.multiply(A, prob.T)) - s
+    if prob.learn:
+        cons.append(s >= 0.5 * identity_term)
+    else:
+        obj = obj - identity_term / (2.0 * prob.C)
+    extra = [cp.sum(A, axis=0) == 0] if prob.intercept else []
+    return cp.Problem(cp.Maximize(obj), cons + extra), A, cons
+
+# %% ../nbs/06_mkl.ipynb #eb1bcec5
+def _solve_conic(cp, problem, solver, verbose, solver_options):
+    "Solve the cvxpy problem; a solver failure or a status other than optimal is a ValueError saying what to do."
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', UserWarning)
+        try:
+            problem.solve(solver=solver, verbose=verbose, **solver_options)
+        except cp.error.SolverError as e:
+            raise ValueError(f"qcqp_mkl: the conic solver failed on these kernels and targets ({e}); rescale them, "
+                             "or use silp_mkl or newton_mkl, which solve the same problem") from e
+    if problem.status not in ('optimal', 'optimal_inaccurate'):
+        raise ValueError(f"qcqp_mkl: cvxpy returned status {problem.status} on these kernels and targets")
+
+# %% ../nbs/06_mkl.ipynb #52f13c89
 def qcqp_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, solver=None, check_psd=False,
              verbose=False, **solver_options):
     """MKL-ELM as the QCQP of eq. 24 (fixed C) or eq. 27 (C=None: identity as kernel 0), solved by cvxpy.
 
-    Each quadratic constraint is a second-order cone through a factor $K_k=L_kL_k^\\top$
-    the kernel weights are
+    Each quadratic constraint is a second-order cone through a factor $K_k=L_kL_k^\\top$; the kernel weights are
     the duals of these constraints.
 
     Parameters
@@ -1317,30 +1452,12 @@ def qcqp_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, sol
     """
     cp = _import_cvxpy()
     prob = _MKLProblem(kernels, T, C, fit_intercept, sample_weight, check_psd)
-    n, Q = prob.T.shape
-    A, s = cp.Variable((n, Q)), cp.Variable()
-    cons = [s >= 0.5 * cp.sum_squares(_psd_factor(K).T @ A) for K in prob.bank.matrices()]
-    identity_term = cp.sum_squares(cp.multiply(np.sqrt(prob.d0)[:, None], A))
-    obj = cp.sum(cp.multiply(A, prob.T)) - s
-    if prob.learn:
-        cons.append(s >= 0.5 * identity_term)
-    else:
-        obj = obj - identity_term / (2.0 * prob.C)
-    extra = [cp.sum(A, axis=0) == 0] if prob.intercept else []
-    problem = cp.Problem(cp.Maximize(obj), cons + extra)
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', UserWarning)
-        try:
-            problem.solve(solver=solver, verbose=verbose, **solver_options)
-        except cp.error.SolverError as e:
-            raise ValueError(f"qcqp_mkl: the conic solver failed on these kernels and targets ({e}); rescale them, "
-                             "or use silp_mkl or newton_mkl, which solve the same problem") from e
-    if problem.status not in ('optimal', 'optimal_inaccurate'):
-        raise ValueError(f"qcqp_mkl: cvxpy returned status {problem.status} on these kernels and targets")
+    problem, A, cons = _qcqp_problem(cp, prob)
+    _solve_conic(cp, problem, solver, verbose, solver_options)
     mu = np.clip(np.array([np.ravel(c.dual_value)[0] for c in cons], dtype=np.float64), 0.0, None)
     theta = mu / mu.sum()
     Av = np.asarray(A.value)
-    b = np.zeros(Q)
+    b = np.zeros(prob.T.shape[1])
     if prob.intercept:   # Omega A + 1 b = T at the optimum
         b = np.mean(prob.T - prob.omega(theta) @ Av, axis=0)
     ev = _Evaluation(Av, b, float(problem.value), None)
@@ -1349,7 +1466,7 @@ def qcqp_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, sol
     res.history = [(res.objective, res.objective)]
     return res
 
-# %% ../nbs/06_mkl.ipynb #90f47be8
+# %% ../nbs/06_mkl.ipynb #ebe0ecc8
 AUTO_GAMMA_FACTORS = (0.1, 1.0, 10.0)
 
 def _auto_kernels(X, sample_weight=None):
@@ -1360,6 +1477,18 @@ def _auto_kernels(X, sample_weight=None):
     base = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
     return [('rbf', {'gamma': f * base}) for f in AUTO_GAMMA_FACTORS]
 
+# %% ../nbs/06_mkl.ipynb #b61454c4
+def _kernel_spec(item, i, name):
+    "One entry of a kernel list as a (kernel, params) pair, with errors naming `name[i]`."
+    k, p = item if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[1], dict) else (item, {})
+    if isinstance(k, str):
+        if k not in KERNELS:
+            raise ValueError(f"{name}[{i}]: unknown kernel {k!r}; known: {sorted(KERNELS)}")
+    elif not callable(k):
+        raise TypeError(f"{name}[{i}] must be a kernel name, a callable or a (kernel, params) pair, got {item!r}")
+    return k, dict(p)
+
+# %% ../nbs/06_mkl.ipynb #47fe649e
 def resolve_kernels(kernels, X=None, name='kernels', sample_weight=None):
     """A kernel specification as a list of (kernel, params) pairs.
 
@@ -1367,8 +1496,7 @@ def resolve_kernels(kernels, X=None, name='kernels', sample_weight=None):
     ----------
     kernels : 'auto', str, callable, (kernel, params) pair, or a list of them
         'auto' (needs `X`): Gaussian kernels at 0.1, 1 and 10 times scikit-learn's gamma='scale'. A name is a
-        registered kernel (`kelm_nb.core.KERNELS`)
-        a callable returns the Gram matrix `f(X, Z, **params)`.
+        registered kernel (`kelm_nb.core.KERNELS`); a callable returns the Gram matrix `f(X, Z, **params)`.
     X : ndarray of shape (n_samples, n_features), optional
         Training inputs, for 'auto'.
     name : str, default='kernels'
@@ -1397,21 +1525,14 @@ def resolve_kernels(kernels, X=None, name='kernels', sample_weight=None):
                         f"list of kernels, got {type(kernels).__name__}")
     if len(items) == 0:
         raise ValueError(f"{name} must be a non-empty list of kernels")
-    specs = []
-    for i, item in enumerate(items):
-        k, p = item if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[1], dict) else (item, {})
-        if isinstance(k, str):
-            if k not in KERNELS:
-                raise ValueError(f"{name}[{i}]: unknown kernel {k!r}; known: {sorted(KERNELS)}")
-        elif not callable(k):
-            raise TypeError(f"{name}[{i}] must be a kernel name, a callable or a (kernel, params) pair, got {item!r}")
-        specs.append((k, dict(p)))
-    return specs
+    return [_kernel_spec(item, i, name) for i, item in enumerate(items)]
 
+# %% ../nbs/06_mkl.ipynb #492d5f7d
 def _gram(spec, X, Z):
     k, p = spec
     return np.asarray(compute_kernel(X, Z, k, kernel_params=p), dtype=np.float64)
 
+# %% ../nbs/06_mkl.ipynb #955907a0
 def _kernel_diag(spec, X, block=512):
     "k(x_i, x_i) for every row (closed forms for the stationary/linear/poly kernels, blocks otherwise)."
     k, p = spec
@@ -1424,6 +1545,7 @@ def _kernel_diag(spec, X, block=512):
         return (p.get('gamma', 1.0 / X.shape[1]) * sq + p.get('coef0', 1.0)) ** p.get('degree', 3)
     return np.concatenate([np.diag(_gram(spec, X[s:s + block], X[s:s + block])) for s in range(0, X.shape[0], block)])
 
+# %% ../nbs/06_mkl.ipynb #9c6bd99a
 def _unit_diagonal(K, d_rows, d_cols):
     "K_ij / sqrt(d_i d_j); rows of zero self-similarity (e.g. the linear kernel at x = 0) stay zero."
     if np.all(d_rows > 0) and np.all(d_cols > 0):
@@ -1432,6 +1554,7 @@ def _unit_diagonal(K, d_rows, d_cols):
     c = np.sqrt(np.where(d_cols > 0, d_cols, 1.0))
     return K / r[:, None] / c[None, :]
 
+# %% ../nbs/06_mkl.ipynb #04825fe2
 def kernel_matrices(kernels, X, Z=None, normalize=True, train_diags=None):
     """The Gram matrices of a kernel specification, normalised to unit diagonal $K_{ij}/\\sqrt{K_{ii}K_{jj}}$.
 
@@ -1477,7 +1600,7 @@ def kernel_matrices(kernels, X, Z=None, normalize=True, train_diags=None):
         diags.append(d)
     return Ks, diags
 
-# %% ../nbs/06_mkl.ipynb #ddd80132
+# %% ../nbs/06_mkl.ipynb #d76c81f9
 class DegenerateFitWarning(UserWarning):
     """Learned C put (nearly) all the weight on the identity kernel (`DEGENERATE_IDENTITY_WEIGHT`): the model is close
     to a constant.
@@ -1504,9 +1627,18 @@ class DegenerateFitWarning(UserWarning):
     True
     """
 
-_SOLVERS = {'newton': newton_mkl, 'silp': silp_mkl, 'qcqp': qcqp_mkl}
+# %% ../nbs/06_mkl.ipynb #17146489
 DEGENERATE_IDENTITY_WEIGHT = 0.99
 
+def _warn_if_degenerate(identity_weight, effective_C):
+    "A `DegenerateFitWarning` (at the caller of `fit`) when learned C gives the identity >= 0.99 of the weight."
+    if identity_weight >= DEGENERATE_IDENTITY_WEIGHT:
+        warnings.warn(f"learned C is degenerate: the identity kernel takes {identity_weight:.3f} of the "
+                      f"weight (effective C = {effective_C:.3g}), so the decision values are nearly "
+                      "constant; the kernels may not fit these targets. Fix C instead (learn_C=False, C chosen by "
+                      "cross-validation)", DegenerateFitWarning, stacklevel=5)
+
+# %% ../nbs/06_mkl.ipynb #375df7f6
 def _as_kernel_list(X):
     "A list of kernel matrices from a list/tuple of 2-D arrays or a 3-D array; anything else is one matrix."
     if isinstance(X, np.ndarray) and X.ndim == 3:
@@ -1515,6 +1647,7 @@ def _as_kernel_list(X):
         return list(X)
     return [X]
 
+# %% ../nbs/06_mkl.ipynb #7d3b93cc
 def _check_kernel_list(first, rest, fit):
     "The other matrices of a precomputed list, float64 and shaped like the first (square at fit)."
     if fit and first.shape[0] != first.shape[1]:
@@ -1528,6 +1661,7 @@ def _check_kernel_list(first, rest, fit):
         Ks.append(K)
     return Ks
 
+# %% ../nbs/06_mkl.ipynb #ff0d3c63
 def _merge_duplicates(X, T, rows, w):
     """Training rows with identical inputs and targets merged into one row of summed weight: (rows kept, weights
     indexed like X, or None). Exact for fixed and learned C alike (such rows have equal residuals, so a weight of
@@ -1544,6 +1678,7 @@ def _merge_duplicates(X, T, rows, w):
     w_new[rows[first[order]]] = merged[order]
     return rows[first[order]], w_new
 
+# %% ../nbs/06_mkl.ipynb #e07360fe
 def _general_solve(M, R):
     "M^{-1} R by LU; least squares (with the core's IllConditionedWarning) where M is singular to working precision."
     with warnings.catch_warnings():
@@ -1556,6 +1691,7 @@ def _general_solve(M, R):
                   stacklevel=3)
     return sla.lstsq(M, R, lapack_driver='gelsd', check_finite=False)[0]
 
+# %% ../nbs/06_mkl.ipynb #93b1a8b3
 def _single_kernel_fit(K, T, C, sample_weight, fit_intercept):
     """Kernel ELM on one precomputed matrix with C fixed, where there is nothing to learn over kernels: the core's
     precomputed kernel ELM, which asks nothing of K but a square finite matrix. A Cholesky factorisation where
@@ -1588,7 +1724,31 @@ def _single_kernel_fit(K, T, C, sample_weight, fit_intercept):
                      dual_coef=A[:, 0] if one_d else A, intercept=float(b[0]) if one_d else b, objective=D,
                      n_iter=1, converged=True, history=[(D, D)], gap=0.0, solver='direct')
 
+# %% ../nbs/06_mkl.ipynb #4854720f
+_SOLVERS = {'newton': newton_mkl, 'silp': silp_mkl, 'qcqp': qcqp_mkl}
+
+def _check_mkl_params(est):
+    """Validate the estimator's parameters against its `_parameter_constraints`, then what they cannot express: C,
+    eps and max_iter are not booleans, and C=None needs learn_C. The C of the solvers: None when it is learned."""
+    est._validate_params()
+    for name in ('C', 'eps', 'max_iter'):
+        if isinstance(getattr(est, name), (bool, np.bool_)):
+            raise TypeError(f"{name} must be a number, got {getattr(est, name)!r}")
+    if est.learn_C:
+        return None
+    if est.C is None:
+        raise ValueError("C must be a positive number, or None with learn_C=True")
+    return float(est.C)
+
+# %% ../nbs/06_mkl.ipynb #7ba2e929
 class _MKLELMBase(BaseEstimator):
+    "The parameters, their constraints, the fit on encoded targets and the decision of the MKL-ELM estimators."
+    _parameter_constraints = {
+        'kernels': [str, list, tuple, callable, GaussianKernelBank],
+        'C': [Interval(Real, 0, None, closed='neither'), None], 'learn_C': ['boolean'],
+        'fit_intercept': ['boolean'], 'normalize': ['boolean'], 'solver': [StrOptions(set(_SOLVERS))],
+        'eps': [Interval(Real, 0, None, closed='neither')], 'max_iter': [Interval(Integral, 1, None, closed='left')]}
+
     def __init__(self, kernels='auto', C=1.0, learn_C=False, fit_intercept=True, normalize=True, solver='newton',
                  eps=1e-4, max_iter=500):
         self.kernels, self.C, self.learn_C, self.fit_intercept = kernels, C, learn_C, fit_intercept
@@ -1597,74 +1757,12 @@ class _MKLELMBase(BaseEstimator):
     def _precomputed(self):
         return isinstance(self.kernels, str) and self.kernels == 'precomputed'
 
-    def _check_params(self):
-        learn = _check_bool(self.learn_C, 'learn_C')
-        _check_bool(self.normalize, 'normalize')
-        _check_bool(self.fit_intercept, 'fit_intercept')
-        if not isinstance(self.solver, str) or self.solver not in _SOLVERS:
-            raise ValueError(f"solver must be one of {sorted(_SOLVERS)}, got {self.solver!r}")
-        _check_eps_max_iter(self.eps, self.max_iter)
-        return None if learn else _check_C(check_positive(self.C, 'C'))
-
-    def _validate_training(self, X, y, classifier):
-        "Validated (X or list of Gram matrices, y)."
-        opts = dict(multi_output=not classifier, y_numeric=not classifier)
-        if not self._precomputed():
-            return _validate_fit(self, X, y, **opts)
-        Ks = _as_kernel_list(X)
-        first, y = _validate_fit(self, Ks[0], y, **opts)
-        return _check_kernel_list(first, Ks[1:], fit=True), y
-
-    def _training_bank(self, X, rows, w):
-        """The kernel bank on the training rows kept (zero sample weights drop rows, repeated rows are merged). A
-        precomputed list must hold genuine kernels (symmetric, non-negative diagonal), but is not factorised for a
-        PSD check (as in scikit-learn's precomputed kernels): an indefinite one is refused when one of its
-        quadratic forms turns negative; callables are checked."""
-        if self._precomputed():
-            return ArrayKernelBank([K[np.ix_(rows, rows)] for K in X])
-        X = X[rows]
-        if isinstance(self.kernels, GaussianKernelBank):
-            self.kernel_specs_, self.train_diags_ = None, None
-            return self.kernels.bind(X)
-        specs = resolve_kernels(self.kernels, X, sample_weight=w)
-        n = X.shape[0]
-        check_memory(8 * (len(specs) + 1) * n * n, f"the {len(specs)} kernel matrices of size {n} x {n}",
-                     "use a GaussianKernelBank (computed on the fly) or fewer samples")
-        Ks, diags = kernel_matrices(specs, X, normalize=self.normalize)
-        self.kernel_specs_, self.train_diags_ = specs, diags
-        return ArrayKernelBank(Ks, check_psd=any(callable(k) for k, _ in specs))
-
-    def _fit_targets(self, X, T, sample_weight):
-        C = self._check_params()
-        n = T.shape[0]
-        w = None if sample_weight is None else _check_sample_weight(sample_weight, np.empty((n, 1)))
-        if w is not None and np.any(w < 0):
-            raise ValueError("sample_weight must be non-negative")
-        rows = np.arange(n) if w is None else np.flatnonzero(w > 0)
-        if rows.size == 0:
-            raise ValueError("sample_weight must have at least one positive weight")
-        if self._precomputed() and len(X) == 1 and C is not None:
-            res = _single_kernel_fit(X[0][np.ix_(rows, rows)], T[rows], C, None if w is None else w[rows],
-                                     self.fit_intercept)
-        else:
-            if not self._precomputed():
-                rows, w = _merge_duplicates(X, T, rows, w)
-            bank = self._training_bank(X, rows, None if w is None else w[rows])
-            res = _SOLVERS[self.solver](bank, T[rows], C=C, fit_intercept=self.fit_intercept,
-                                        sample_weight=None if w is None else w[rows],
-                                        **({} if self.solver == 'qcqp' else dict(eps=self.eps, max_iter=self.max_iter)))
-        self.kernel_weights_, self.identity_weight_ = res.theta, res.theta_identity
-        self.C_, self.effective_C_ = res.C, res.effective_C
-        self.dual_coef_, self.intercept_ = res.dual_coef, res.intercept
-        self.n_iter_, self.objective_, self.gap_, self.converged_ = res.n_iter, res.objective, res.gap, res.converged
-        self.objective_history_ = np.array([h[0] for h in res.history])
-        self.train_rows_ = rows
-        self.X_fit_ = None if self._precomputed() else X[rows]
-        if C is None and self.identity_weight_ >= DEGENERATE_IDENTITY_WEIGHT:
-            warnings.warn(f"learned C is degenerate: the identity kernel takes {self.identity_weight_:.3f} of the "
-                          f"weight (effective C = {self.effective_C_:.3g}), so the decision values are nearly "
-                          "constant; the kernels may not fit these targets. Fix C instead (learn_C=False, C chosen by "
-                          "cross-validation)", DegenerateFitWarning, stacklevel=3)
+    def _fit_targets(self, X, T, sample_weight, C):
+        w, rows = _positive_rows(sample_weight, T.shape[0])
+        res, rows = _fit_result(self, X, T, w, rows, C)
+        _store_fit(self, res, X, rows)
+        if C is None:
+            _warn_if_degenerate(self.identity_weight_, self.effective_C_)
         return self
 
     def _decision(self, X):
@@ -1681,106 +1779,100 @@ class _MKLELMBase(BaseEstimator):
         X = _validate_predict(self, X)
         if active.size == 0:     # all the weight on the identity: the kernel part of f vanishes
             return np.zeros((X.shape[0],) + self.dual_coef_.shape[1:]) + self.intercept_
-        if isinstance(self.kernels, GaussianKernelBank):
-            def combined(A, Z):
-                return gaussian_sum_kernel(A, Z, self.kernels.gammas, self.kernel_weights_)
-        else:
-            specs = [self.kernel_specs_[k] for k in active]
-            diags = [self.train_diags_[k] for k in active]
-
-            def combined(A, Z):
-                Kx, _ = kernel_matrices(specs, A, Z, normalize=self.normalize, train_diags=diags)
-                return sum(t * K for t, K in zip(w, Kx))
-        return kernel_product(combined, X, self.X_fit_, self.dual_coef_) + self.intercept_
+        return kernel_product(_combined_kernel(self, active, w), X, self.X_fit_, self.dual_coef_) + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._precomputed()
         return tags
 
-_MKL_PARAMS_DOC = """
-    Parameters
-    ----------
-    kernels : 'auto', 'precomputed', list, or GaussianKernelBank, default='auto'
-        The base kernels. 'auto': Gaussian kernels at 0.1, 1 and 10 times scikit-learn's gamma='scale'. A list
-        mixes registered names (`kelm_nb.core.KERNELS`), callables `f(X, Z, **params)` and `(kernel, params)` pairs,
-        e.g. `[('poly', {'degree': 2}), ('rbf', {'gamma': 0.05}), 'linear']`. 'precomputed': `fit(KL, y)` takes a
-        list of (N, N) Gram matrices (or a (m, N, N) array, or one matrix) and `predict(KL)` the (n, N) cross
-        matrices, as in MKLpy. One matrix with C fixed is kernel ELM on it, which, like the core's precomputed
-        kernel ELM, takes any square matrix (indefinite or not symmetric); a list, or learned C, must hold genuine
-        kernels (symmetric, non-negative diagonal; an indefinite one is refused when a quadratic form of the solve
-        turns negative). A `GaussianKernelBank(gammas=...)` computes its kernels on the fly (one N x N distance
-        matrix in memory for any number of widths).
-    C : float, default=1.0
-        Regularisation with the kernel weights on the simplex: $A=(\\sum_k\\theta_kK_k+I/C)^{-1}T$. Ignored when
-        `learn_C`.
-    learn_C : bool, default=False
-        Learn C with the identity as one more kernel of weight $\\mu_0=1/C$ (eq. 25-27). It minimises the
-        regularised training loss, not a validation error: it tends to under-fit (see `effective_C_`), and a
-        `DegenerateFitWarning` is raised when $\\mu_0\\ge0.99$.
-    fit_intercept : bool, default=True
-        The paper's bias: $\\mathbf 1^\\top A=0$ and f(x) = k(x) A + b (the bordered system of eq. 29, an LS-SVM
-        bias). False is Huang's kernel ELM without bias.
-    normalize : bool, default=True
-        Normalise each computed kernel to unit diagonal, $K_{ij}/\\sqrt{K_{ii}K_{jj}}$ (section 4.1)
-        precomputed
-        kernels are used as given.
-    solver : {'newton', 'silp', 'qcqp'}, default='newton'
-        'newton': projected Newton on the dual objective (`newton_mkl`)
-        'silp': the paper's cutting-plane SILP
-        (`silp_mkl`)
-        'qcqp': the conic reference through cvxpy (`qcqp_mkl`, optional dependency). All three
-        solve the same convex problem.
-    eps : float, default=1e-4
-        Certified relative optimality gap at which 'newton' and 'silp' stop.
-    max_iter : int, default=500
-        Iterations at most ('newton', 'silp').
+# %% ../nbs/06_mkl.ipynb #d92f483b
+def _positive_rows(sample_weight, n):
+    "(weights or None, the rows of positive weight): rows of zero weight leave the problem."
+    w = None if sample_weight is None else _check_sample_weight(sample_weight, np.empty((n, 1)))
+    if w is not None and np.any(w < 0):
+        raise ValueError("sample_weight must be non-negative")
+    rows = np.arange(n) if w is None else np.flatnonzero(w > 0)
+    if rows.size == 0:
+        raise ValueError("sample_weight must have at least one positive weight")
+    return w, rows
 
-    Attributes
-    ----------
-    kernel_weights_ : ndarray of shape (n_kernels,)
-        $\\theta_k$ of the base kernels (sum 1, or $1-\\mu_0$ with `learn_C`).
-    identity_weight_ : float
-        $\\mu_0$: 1/C (fixed) or the learned weight of the identity.
-    C_ : float
-        The paper's C = 1 / identity_weight_.
-    effective_C_ : float
-        The C of the fitted model on the normalised combination $\\sum_k\\theta_kK_k/\\sum_k\\theta_k$:
-        $(1-\\mu_0)/\\mu_0$ with `learn_C`, C otherwise.
-    dual_coef_ : ndarray of shape (n_train,) or (n_train, n_outputs)
-    intercept_ : float or ndarray of shape (n_outputs,)
-    n_iter_ : int
-    objective_ : float
-        $D(\\theta)=\\tfrac12\\operatorname{tr}(A^\\top T)$ at the solution.
-    objective_history_ : ndarray
-        D at every iteration.
-    gap_ : float
-        Certified relative gap at exit.
-    converged_ : bool
-    kernel_specs_ : list of (kernel, params) or None
-        The resolved kernels (None for precomputed kernels and banks).
-    train_rows_ : ndarray
-        Training rows used: those of positive sample weight, one per group of identical (input, target) rows
-        (merged into one row of summed weight).
-    X_fit_ : ndarray or None
-        Training inputs (None for precomputed kernels).
-    n_features_in_ : int
-"""
+# %% ../nbs/06_mkl.ipynb #843fada2
+def _validate_training(est, X, y, classifier):
+    "Validated (X or list of Gram matrices, y) for `fit`."
+    opts = dict(multi_output=not classifier, y_numeric=not classifier)
+    if not est._precomputed():
+        return _validate_fit(est, X, y, **opts)
+    Ks = _as_kernel_list(X)
+    first, y = _validate_fit(est, Ks[0], y, **opts)
+    return _check_kernel_list(first, Ks[1:], fit=True), y
 
+# %% ../nbs/06_mkl.ipynb #3d70f009
+def _training_bank(est, X, rows, w):
+    """The kernel bank on the training rows kept (zero sample weights drop rows, repeated rows are merged). A
+    precomputed list must hold genuine kernels (symmetric, non-negative diagonal), but is not factorised for a
+    PSD check (as in scikit-learn's precomputed kernels): an indefinite one is refused when one of its
+    quadratic forms turns negative; callables are checked."""
+    if est._precomputed():
+        return ArrayKernelBank([K[np.ix_(rows, rows)] for K in X])
+    X = X[rows]
+    if isinstance(est.kernels, GaussianKernelBank):
+        est.kernel_specs_, est.train_diags_ = None, None
+        return est.kernels.bind(X)
+    specs = resolve_kernels(est.kernels, X, sample_weight=w)
+    n = X.shape[0]
+    check_memory(8 * (len(specs) + 1) * n * n, f"the {len(specs)} kernel matrices of size {n} x {n}",
+                 "use a GaussianKernelBank (computed on the fly) or fewer samples")
+    Ks, diags = kernel_matrices(specs, X, normalize=est.normalize)
+    est.kernel_specs_, est.train_diags_ = specs, diags
+    return ArrayKernelBank(Ks, check_psd=any(callable(k) for k, _ in specs))
+
+# %% ../nbs/06_mkl.ipynb #89955187
+def _fit_result(est, X, T, w, rows, C):
+    """(MKLResult, rows used): kernel ELM on one precomputed matrix with C fixed, else the chosen solver on the bank
+    of the rows kept (identical rows merged)."""
+    if est._precomputed() and len(X) == 1 and C is not None:
+        return _single_kernel_fit(X[0][np.ix_(rows, rows)], T[rows], C, None if w is None else w[rows],
+                                  est.fit_intercept), rows
+    if not est._precomputed():
+        rows, w = _merge_duplicates(X, T, rows, w)
+    bank = _training_bank(est, X, rows, None if w is None else w[rows])
+    res = _SOLVERS[est.solver](bank, T[rows], C=C, fit_intercept=est.fit_intercept,
+                               sample_weight=None if w is None else w[rows],
+                               **({} if est.solver == 'qcqp' else dict(eps=est.eps, max_iter=est.max_iter)))
+    return res, rows
+
+# %% ../nbs/06_mkl.ipynb #1983ed15
+def _store_fit(est, res, X, rows):
+    "The fitted attributes of the estimator from the solver's `MKLResult`."
+    est.kernel_weights_, est.identity_weight_ = res.theta, res.theta_identity
+    est.C_, est.effective_C_ = res.C, res.effective_C
+    est.dual_coef_, est.intercept_ = res.dual_coef, res.intercept
+    est.n_iter_, est.objective_, est.gap_, est.converged_ = res.n_iter, res.objective, res.gap, res.converged
+    est.objective_history_ = np.array([h[0] for h in res.history])
+    est.train_rows_ = rows
+    est.X_fit_ = None if est._precomputed() else X[rows]
+
+# %% ../nbs/06_mkl.ipynb #b3b2bbfd
+def _combined_kernel(est, active, w):
+    "The fitted combination of the kernels of positive weight, as a callable k(A, Z) between new and training rows."
+    if isinstance(est.kernels, GaussianKernelBank):
+        def combined(A, Z):
+            return gaussian_sum_kernel(A, Z, est.kernels.gammas, est.kernel_weights_)
+        return combined
+    specs = [est.kernel_specs_[k] for k in active]
+    diags = [est.train_diags_[k] for k in active]
+
+    def combined(A, Z):
+        Kx, _ = kernel_matrices(specs, A, Z, normalize=est.normalize, train_diags=diags)
+        return sum(t * K for t, K in zip(w, Kx))
+    return combined
+
+# %% ../nbs/06_mkl.ipynb #918a7dba
 _MAX_TARGET = 1e100   # largest |y| a regressor accepts (the objective is quadratic in y)
 
-class MKLELMRegressor(TargetRegressorMixin, _MKLELMBase):
-    __doc__ = """Multiple-kernel ELM regressor (Li, Mao & Jiang 2014): $f(x)=\\sum_k\\theta_kk_k(x,X)A+b$ with the
-    kernel weights $\\theta$ on the simplex learned jointly with A (and optionally C).
-""" + _MKL_PARAMS_DOC + """
-    Examples
-    --------
-    >>> from sklearn.datasets import make_friedman1
-    >>> X, y = make_friedman1(200, random_state=0)
-    >>> MKLELMRegressor(C=10.0).fit(X, y).score(X, y) > 0.9
-    True
-    """
-
+class _MKLRegressorFit:
+    "The `fit` of `MKLELMRegressor`: real targets, one column or several."
     @keep_state_on_error
     def fit(self, X, y, sample_weight=None):
         """Fit to inputs X (or precomputed Gram matrices) and real targets y.
@@ -1790,40 +1882,86 @@ class MKLELMRegressor(TargetRegressorMixin, _MKLELMBase):
         X : array-like of shape (n_samples, n_features), or a list of (n_samples, n_samples) Gram matrices
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         sample_weight : array-like of shape (n_samples,), optional
-            Non-negative weights (weighted ELM)
-            rows of zero weight are left out.
+            Non-negative weights (weighted ELM); rows of zero weight are left out.
 
         Returns
         -------
         self
         """
-        X, y = self._validate_training(X, y, classifier=False)
+        C = _check_mkl_params(self)
+        X, y = _validate_training(self, X, y, classifier=False)
         if np.abs(y).max() > _MAX_TARGET:    # the objective 1/2 tr(T'A) is quadratic in y: it would overflow
             raise ValueError(f"y has values beyond {_MAX_TARGET:.0e}: the MKL objective (quadratic in y) overflows "
                              "float64; rescale y (e.g. divide by its standard deviation)")
-        return self._fit_targets(X, y, sample_weight)
+        return self._fit_targets(X, y, sample_weight, C)
 
-class MKLELMClassifier(OneVsAllClassifierMixin, _MKLELMBase):
-    __doc__ = """Multiple-kernel ELM classifier (Li, Mao & Jiang 2014): one-vs-all ±1 targets sharing one kernel
-    combination, the largest output wins.
-""" + _MKL_PARAMS_DOC.replace('(n_train,) or (n_train, n_outputs)', '(n_train, n_columns)') + """
-    classes_ : ndarray of shape (n_classes,)
+# %% ../nbs/06_mkl.ipynb #51a359dd
+class MKLELMRegressor(_MKLRegressorFit, TargetRegressorMixin, _MKLELMBase):
+    """Multiple-kernel ELM regressor (Li, Mao & Jiang 2014): $f(x)=\\sum_k\\theta_kk_k(x,X)A+b$ with the kernel
+    weights $\\theta$ on the simplex learned jointly with A (and optionally C).
 
-    Other Parameters
-    ----------------
-    class_weight : dict, 'balanced' or None, default=None
-        Weights per class, multiplied into the sample weights.
+    Parameters
+    ----------
+    kernels : 'auto', 'precomputed', list, or GaussianKernelBank, default='auto'
+        The base kernels. 'auto': Gaussian kernels at 0.1, 1 and 10 times scikit-learn's gamma='scale'. A list
+        mixes registered names (`kelm_nb.core.KERNELS`), callables `f(X, Z, **params)` and `(kernel, params)` pairs.
+        'precomputed': `fit(KL, y)` takes a list of (N, N) Gram matrices (or a (m, N, N) array, or one matrix: with
+        C fixed, kernel ELM on any square matrix) and `predict(KL)` the (n, N) cross matrices, as in MKLpy. A
+        `GaussianKernelBank(gammas=...)` computes its kernels on the fly (one N x N matrix for any number of widths).
+    C : float, default=1.0
+        Regularisation: $A=(\\sum_k\\theta_kK_k+I/C)^{-1}T$. Validated but not used when `learn_C`.
+    learn_C : bool, default=False
+        Learn C with the identity as one more kernel of weight $\\mu_0=1/C$ (eq. 25-27). It minimises the training
+        loss and tends to under-fit (`effective_C_`); a `DegenerateFitWarning` says so when $\\mu_0\\ge0.99$.
+    fit_intercept : bool, default=True
+        The paper's bias: $\\mathbf 1^\\top A=0$ and f(x) = k(x) A + b (eq. 29). False is Huang's kernel ELM.
+    normalize : bool, default=True
+        Normalise each computed kernel to unit diagonal (section 4.1); precomputed kernels are used as given.
+    solver : {'newton', 'silp', 'qcqp'}, default='newton'
+        Projected Newton (`newton_mkl`), the paper's SILP (`silp_mkl`) or the conic reference through cvxpy
+        (`qcqp_mkl`, an optional dependency): all three solve the same convex problem.
+    eps : float, default=1e-4
+        Certified relative optimality gap at which 'newton' and 'silp' stop.
+    max_iter : int, default=500
+        Iterations at most ('newton', 'silp').
+
+    Attributes
+    ----------
+    kernel_weights_ : ndarray of shape (n_kernels,)
+        $\\theta_k$ of the base kernels (sum 1, or $1-\\mu_0$ with `learn_C`).
+    identity_weight_, C_, effective_C_ : float
+        $\\mu_0$ (1/C, or learned), the paper's C = 1/$\\mu_0$, and the C of the model on the normalised
+        combination $\\sum_k\\theta_kK_k/\\sum_k\\theta_k$: $(1-\\mu_0)/\\mu_0$ with `learn_C`, C otherwise.
+    dual_coef_ : ndarray of shape (n_train,) or (n_train, n_outputs)
+    intercept_ : float or ndarray of shape (n_outputs,)
+    n_iter_, objective_, objective_history_, gap_, converged_ : int, float, ndarray, float, bool
+        Iterations; $D(\\theta)=\\tfrac12\\operatorname{tr}(A^\\top T)$ at the solution and at every iteration; the
+        certified relative gap at exit; whether it reached `eps`.
+    kernel_specs_ : list of (kernel, params) or None
+        The resolved kernels (None for precomputed kernels and banks).
+    train_rows_ : ndarray
+        Training rows used: those of positive weight, one per group of identical (input, target) rows.
+    X_fit_ : ndarray or None
+        Training inputs (None for precomputed kernels).
+    n_features_in_ : int
 
     Examples
     --------
-    >>> from sklearn.datasets import load_iris
-    >>> X, y = load_iris(return_X_y=True)
-    >>> MKLELMClassifier().fit(X, y).score(X, y) > 0.9
+    >>> from sklearn.datasets import make_friedman1
+    >>> X, y = make_friedman1(200, random_state=0)
+    >>> MKLELMRegressor(C=10.0).fit(X, y).score(X, y) > 0.9
     True
     """
+
+# %% ../nbs/06_mkl.ipynb #cd69a908
+class _MKLClassifierFit:
+    "The parameters and `fit` of `MKLELMClassifier`: labels as one-vs-all ±1 columns sharing one kernel combination."
+    _parameter_constraints = {**_MKLELMBase._parameter_constraints,
+                              'class_weight': [dict, StrOptions({'balanced'}), None]}
+
     def __init__(self, kernels='auto', C=1.0, learn_C=False, fit_intercept=True, normalize=True, solver='newton',
                  eps=1e-4, max_iter=500, class_weight=None):
-        super().__init__(kernels, C, learn_C, fit_intercept, normalize, solver, eps, max_iter)
+        _MKLELMBase.__init__(self, kernels, C, learn_C, fit_intercept, normalize, solver, eps, max_iter)
         self.class_weight = class_weight
 
     @keep_state_on_error
@@ -1835,18 +1973,76 @@ class MKLELMClassifier(OneVsAllClassifierMixin, _MKLELMBase):
         X : array-like of shape (n_samples, n_features), or a list of (n_samples, n_samples) Gram matrices
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), optional
-            Non-negative weights, multiplied by the `class_weight` ones
-            rows of zero weight are left out.
+            Non-negative weights, multiplied by the `class_weight` ones; rows of zero weight are left out.
 
         Returns
         -------
         self
         """
-        X, y = self._validate_training(X, y, classifier=True)
+        C = _check_mkl_params(self)
+        X, y = _validate_training(self, X, y, classifier=True)
         T, classes = encode_labels(y)
         if self.class_weight is not None:
             cw = compute_sample_weight(self.class_weight, y)
             sample_weight = cw if sample_weight is None else cw * _check_sample_weight(sample_weight, T)
-        self._fit_targets(X, T, sample_weight)
+        self._fit_targets(X, T, sample_weight, C)
         self.classes_ = classes
         return self
+
+# %% ../nbs/06_mkl.ipynb #06a373f5
+class MKLELMClassifier(_MKLClassifierFit, OneVsAllClassifierMixin, _MKLELMBase):
+    """Multiple-kernel ELM classifier (Li, Mao & Jiang 2014): one-vs-all ±1 targets sharing one kernel combination,
+    the largest output wins.
+
+    Parameters
+    ----------
+    kernels : 'auto', 'precomputed', list, or GaussianKernelBank, default='auto'
+        The base kernels, as for `MKLELMRegressor`: 'auto' (three Gaussian kernels), a list of registered names,
+        callables `f(X, Z, **params)` and `(kernel, params)` pairs, 'precomputed' (`fit(KL, y)`, `predict(KL)`), or
+        a `GaussianKernelBank(gammas=...)`.
+    C : float, default=1.0
+        Regularisation: $A=(\\sum_k\\theta_kK_k+I/C)^{-1}T$. Validated but not used when `learn_C`.
+    learn_C : bool, default=False
+        Learn C with the identity as one more kernel of weight $\\mu_0=1/C$ (eq. 25-27); a `DegenerateFitWarning`
+        says so when $\\mu_0\\ge0.99$.
+    fit_intercept : bool, default=True
+        The paper's bias: $\\mathbf 1^\\top A=0$ and f(x) = k(x) A + b (eq. 29). False is Huang's kernel ELM.
+    normalize : bool, default=True
+        Normalise each computed kernel to unit diagonal (section 4.1); precomputed kernels are used as given.
+    solver : {'newton', 'silp', 'qcqp'}, default='newton'
+        Projected Newton (`newton_mkl`), the paper's SILP (`silp_mkl`) or the conic reference (`qcqp_mkl`).
+    eps : float, default=1e-4
+        Certified relative optimality gap at which 'newton' and 'silp' stop.
+    max_iter : int, default=500
+        Iterations at most ('newton', 'silp').
+    class_weight : dict, 'balanced' or None, default=None
+        Weights per class, multiplied into the sample weights.
+
+    Attributes
+    ----------
+    kernel_weights_ : ndarray of shape (n_kernels,)
+        $\\theta_k$ of the base kernels (sum 1, or $1-\\mu_0$ with `learn_C`).
+    identity_weight_, C_, effective_C_ : float
+        $\\mu_0$ (1/C, or learned), the paper's C = 1/$\\mu_0$, and the C of the model on the normalised
+        combination: $(1-\\mu_0)/\\mu_0$ with `learn_C`, C otherwise.
+    dual_coef_ : ndarray of shape (n_train, n_columns)
+    intercept_ : float or ndarray of shape (n_columns,)
+    n_iter_, objective_, objective_history_, gap_, converged_ : int, float, ndarray, float, bool
+        Iterations; $D(\\theta)$ at the solution and at every iteration; the certified relative gap at exit;
+        whether it reached `eps`.
+    kernel_specs_ : list of (kernel, params) or None
+        The resolved kernels (None for precomputed kernels and banks).
+    train_rows_ : ndarray
+        Training rows used: those of positive weight, one per group of identical (input, target) rows.
+    X_fit_ : ndarray or None
+        Training inputs (None for precomputed kernels).
+    n_features_in_ : int
+    classes_ : ndarray of shape (n_classes,)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> MKLELMClassifier().fit(X, y).score(X, y) > 0.9
+    True
+    """
