@@ -18,7 +18,7 @@ from sklearn.model_selection import train_test_split
 from .core import ELMRegressor, KernelELMRegressor
 from .experiments import CASES, PAPERS, RESERVED_FIELDS, BenchCase, Table, bench_case, run_case
 
-# %% ../nbs/08_bench.ipynb #2c306701
+# %% ../nbs/08_bench.ipynb #11e294d5
 def load_cases():
     """Import every paper's module of the papers floor, so that the benchmark cases it registers are in `CASES`.
 
@@ -31,12 +31,14 @@ def load_cases():
         importlib.import_module(paper.module)
     return list(CASES.values())
 
+# %% ../nbs/08_bench.ipynb #6add7a45
 def _fmt(v):
     if v is None: return '-'
     if isinstance(v, bool): return 'yes' if v else 'no'
     if isinstance(v, float): return f'{v:.3g}'
     return str(v)
 
+# %% ../nbs/08_bench.ipynb #680a0a61
 def results_table(results, title='kelm-nb bench'):
     """The results of `run_case` as a `Table`: times, ratio, target and whether it is met, quality figures.
 
@@ -60,6 +62,7 @@ def results_table(results, title='kelm-nb bench'):
                   met=_fmt(r['target_met']), quality=quality)
     return table
 
+# %% ../nbs/08_bench.ipynb #ceb07ab7
 def run_cases(names=None, quick=False, json=False, file=None):
     """Run benchmark cases and print a table (or one JSON object per line); a failing case does not stop the rest.
 
@@ -99,7 +102,7 @@ def run_cases(names=None, quick=False, json=False, file=None):
     if not json: print(results_table(results), file=file, flush=True)
     return results
 
-# %% ../nbs/08_bench.ipynb #6098a470
+# %% ../nbs/08_bench.ipynb #c98497d9
 @lru_cache(maxsize=1)
 def _calhousing_split(random_state=0):
     "Standardised calhousing (inputs and target), split 75/25; arrays are read-only to keep the cache honest."
@@ -112,6 +115,7 @@ def _calhousing_split(random_state=0):
     for p in parts: p.setflags(write=False)
     return tuple(parts)
 
+# %% ../nbs/08_bench.ipynb #0e26182e
 def _prediction_quality(y_test, p_ours, p_peer):
     "RMSE of both on the test rows and the largest (absolute and relative) difference of their predictions."
     p_ours, p_peer = np.asarray(p_ours, dtype=np.float64), np.asarray(p_peer, dtype=np.float64)
@@ -120,7 +124,7 @@ def _prediction_quality(y_test, p_ours, p_peer):
             'peer_rmse': float(np.sqrt(np.mean((p_peer - y_test) ** 2))),
             'max_abs_diff': diff, 'max_rel_diff': diff / max(float(np.max(np.abs(p_peer))), 1e-300)}
 
-# %% ../nbs/08_bench.ipynb #0f48d69f
+# %% ../nbs/08_bench.ipynb #f8123a86
 @bench_case('elm_fit', target='ratio <= 1.0',
             description='ELMRegressor fit, 1000 sigmoid units, calhousing (hidden layer timed) '
                         'vs sklearn Ridge(cholesky, with intercept) on the same precomputed hidden features')
@@ -137,6 +141,7 @@ def _elm_fit_case(quick=False):
     quality = lambda m_ours, m_peer: _prediction_quality(y_te, m_ours.predict(X_te), m_peer.predict(H_te))
     return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3)
 
+# %% ../nbs/08_bench.ipynb #c39a210a
 @bench_case('kelm_fit', target='ratio <= 1.0',
             description='KernelELMRegressor(rbf) fit on 5000 calhousing rows + predict 1000 '
                         'vs sklearn KernelRidge(rbf, alpha=1/C, same gamma)')
@@ -152,14 +157,14 @@ def _kelm_fit_case(quick=False):
     quality = lambda p_ours, p_peer: _prediction_quality(y_pred, p_ours, p_peer)
     return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3)
 
-# %% ../nbs/08_bench.ipynb #60b89ce8
+# %% ../nbs/08_bench.ipynb #320bcb4d
 _OOC_SCRIPT = r'''
 import json, resource, sys, time
 import numpy as np
 from kelm_nb import ELMRegressor
 path_x, path_y, n_rows, block = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 
-def npy_blocks(path, n_rows, width, block):
+def _npy_blocks(path, n_rows, width, block):
     "Rows of a 2-D (or 1-D) float64 .npy file, `block` at a time, read with np.fromfile (no memory map)."
     with open(path, 'rb') as f:
         np.lib.format.read_magic(f)
@@ -169,13 +174,14 @@ def npy_blocks(path, n_rows, width, block):
             yield np.fromfile(f, dtype=np.float64, count=rows * width).reshape((rows, width) if width > 1 else rows)
 
 t0 = time.perf_counter()
-model = ELMRegressor(1000, random_state=0).fit_blocks(zip(npy_blocks(path_x, n_rows, 8, block),
-                                                          npy_blocks(path_y, n_rows, 1, block)))
+model = ELMRegressor(1000, random_state=0).fit_blocks(zip(_npy_blocks(path_x, n_rows, 8, block),
+                                                          _npy_blocks(path_y, n_rows, 1, block)))
 seconds = time.perf_counter() - t0
 print(json.dumps({'seconds': seconds, 'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   'coef_head': model.coef_[:5].tolist()}))
 '''
 
+# %% ../nbs/08_bench.ipynb #f86eb9a2
 def _write_regression_npy(folder, n_rows, block=1_000_000, random_state=0):
     "A generated regression set (8 inputs, a smooth target plus noise) written block by block to X.npy, y.npy."
     import os
@@ -193,6 +199,7 @@ def _write_regression_npy(folder, n_rows, block=1_000_000, random_state=0):
     del X, y
     return path_x, path_y
 
+# %% ../nbs/08_bench.ipynb #96800b37
 @bench_case('elm_out_of_core', target='rows_per_s_ratio >= 0.667 and peak_rss_mb <= 2048',
             description='ELMRegressor(1000) fit_blocks over 20 M rows x 8 streamed from .npy files in blocks of '
                         '50 000 (fresh process, peak RSS) vs the in-memory fit on 2 M rows')
@@ -224,6 +231,7 @@ def _elm_out_of_core_case(quick=False):
                 'peak_rss_mb': r_ours['peak_rss_mb'], 'X_on_disk_mb': n_ooc * 8 * 8 / 2 ** 20}
     return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1)
 
+# %% ../nbs/08_bench.ipynb #f4e172b4
 @bench_case('kelm_nystrom', target='nrmse_ratio_m2000 <= 1.02 and speedup_m2000 >= 10',
             description="KernelELMRegressor(solver='nystrom', m in {500, 1000, 2000}) vs the exact solver on "
                         'calhousing (15 325 training rows, RBF gamma=0.5, C=10): time and test NRMSE')
@@ -256,7 +264,7 @@ def _kelm_nystrom_case(quick=False):
         return q
     return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1)
 
-# %% ../nbs/08_bench.ipynb #a4fc3634
+# %% ../nbs/08_bench.ipynb #5de1b99d
 def _mg_python(n_out, stride, skip, m, h, a=0.2, b=0.1, x0=1.2):
     "The same RK4 + Hermite-midpoint scheme as kelm_nb.datasets._mg_integrate, in plain Python (the peer)."
     f = lambda x, xd: a * xd / (1.0 + xd ** 10) - b * x
@@ -278,7 +286,7 @@ def _mg_python(n_out, stride, skip, m, h, a=0.2, b=0.1, x0=1.2):
         x = x + h * (k1 + 2 * k2 + 2 * k3 + k4) / 6.0
     return np.array(out)
 
-
+# %% ../nbs/08_bench.ipynb #ab36b621
 @bench_case('mackey_glass_rk4', description='Mackey-Glass series (tau=30, every 6, dt=0.1): numba RK4 vs the '
             'same scheme in plain Python', target='ratio <= 0.05')
 def _mackey_glass_case(quick: bool = False) -> BenchCase:
@@ -293,7 +301,7 @@ def _mackey_glass_case(quick: bool = False) -> BenchCase:
                 'ours_mean': float(r_ours.mean()), 'peer_mean': float(r_peer.mean())}
     return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3)
 
-
+# %% ../nbs/08_bench.ipynb #c744adff
 @bench_case('cross_test_overhead', description="kelm_nb cross_test (SVR, CPU data, 10x5 folds, 6-point grid) vs "
             "sklearn cross_validate(GridSearchCV(TransformedTargetRegressor(Pipeline)))", target='ratio <= 1.2')
 def _cross_test_case(quick: bool = False) -> BenchCase:

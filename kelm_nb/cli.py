@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 import kelm_nb
 from .experiments import PAPERS, Table, task_store
 
-# %% ../nbs/09_cli.ipynb #3e24f0ab
+# %% ../nbs/09_cli.ipynb #72d8d38f
 def _paper_key(name):
     "The key of a paper given its key or the name of one of its modules (`kernels`, `kelm_nb.kernels`); else None."
     if name in PAPERS: return name
@@ -33,6 +33,7 @@ def _paper_key(name):
         if name in (p.module, p.method, p.method.rsplit('.', 1)[-1]): return p.key
     return None
 
+# %% ../nbs/09_cli.ipynb #c238fdd3
 def load_reproduce(key):
     """The `reproduce` function of paper `key`: `(reproduce, None)`, or `(None, reason)` when its module or function
     does not exist. Any other error while importing the module (a bug, a missing dependency) is raised, not hidden.
@@ -58,13 +59,14 @@ def load_reproduce(key):
         return None, f'module {paper.module} has no reproduce()'
     return func, None
 
+# %% ../nbs/09_cli.ipynb #5dc0692e
 OPTIONAL = {'cvxpy': 'reference', 'dask': 'dask', 'distributed': 'dask', 'river': 'river'}
 
 def optional_dependencies():
     "`{module: (installed, extra)}`: the optional dependencies, and the extra (`pip install kelm_nb[extra]`) of each."
     return {name: (importlib.util.find_spec(name) is not None, extra) for name, extra in OPTIONAL.items()}
 
-# %% ../nbs/09_cli.ipynb #e336078c
+# %% ../nbs/09_cli.ipynb #f855e203
 def _slug(text, fallback='item'):
     "A file-name-safe short name for a title."
     s = re.sub(r'[^a-z0-9]+', '-', str(text).lower()).strip('-')[:60].strip('-')
@@ -73,6 +75,7 @@ def _slug(text, fallback='item'):
 def _is_figure(item):
     return hasattr(item, 'savefig') and hasattr(item, 'get_label')
 
+# %% ../nbs/09_cli.ipynb #72cd60c7
 def save_items(items, folder):
     """Write each `Table` of `items` as CSV and Markdown and each matplotlib figure as PNG into `folder`.
 
@@ -114,6 +117,7 @@ def save_items(items, folder):
             records.append({'kind': kind, 'title': title, 'files': [f'{folder.name}/{base}.png']})
     return records
 
+# %% ../nbs/09_cli.ipynb #ff6cea3d
 _PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>kelm_nb results</title>
 <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}}
 table{{border-collapse:collapse;margin:.5em 0 1.5em;font-size:90%}}td,th{{border:1px solid #ccc;padding:2px 6px}}
@@ -155,7 +159,7 @@ def write_index(out_dir, summary):
     page.write_text(_PAGE.format(meta=html.escape(meta), body='\n'.join(parts)), encoding='utf-8')
     return page
 
-# %% ../nbs/09_cli.ipynb #d1012ddc
+# %% ../nbs/09_cli.ipynb #12d0288d
 def results_markdown(folder, bench_file=None):
     """Markdown summary of a results folder written by `kelm-nb reproduce --out` (and, optionally, of a benchmark run
     saved with `kelm-nb bench --json > FILE`): what ran, how long, every table linked — for the README.
@@ -194,19 +198,21 @@ def results_markdown(folder, bench_file=None):
                       f"({'quick' if rows and rows[0].get('quick') else 'full'} sizes):", '', b._render('github')]
     return '\n'.join(lines)
 
-# %% ../nbs/09_cli.ipynb #52ff3277
+# %% ../nbs/09_cli.ipynb #212be98f
 def _print_table(title, columns, rows):
     "Print rows (dicts keyed by `columns`) as a `Table` whose row labels are the first column."
     t = Table(title, columns=columns[1:])
     for r in rows: t.add(r[columns[0]], **{c: r.get(c) for c in columns[1:]})
     print(t)
 
+# %% ../nbs/09_cli.ipynb #97af80ae
 def cmd_datasets(args):
     "`kelm-nb datasets`: the bundled data sets."
     from kelm_nb.datasets import list_datasets
     print(list_datasets())
     return 0
 
+# %% ../nbs/09_cli.ipynb #8e608771
 def cmd_bench(args):
     "`kelm-nb bench`: run benchmark cases (all by default)."
     from kelm_nb import bench
@@ -226,6 +232,7 @@ def cmd_bench(args):
     if failed: print(f"kelm-nb bench: failed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
 
+# %% ../nbs/09_cli.ipynb #fa2c72d3
 def _requested_papers(args):
     "The paper keys asked for on the command line (all by default), or None after printing a usage error."
     keys = []
@@ -239,6 +246,7 @@ def _requested_papers(args):
         keys += list(PAPERS) if key == 'all' else [key]
     return list(dict.fromkeys(keys))
 
+# %% ../nbs/09_cli.ipynb #7fd1e3fd
 @contextlib.contextmanager
 def dask_scheduler(address):
     """Run joblib's parallel loops on a Dask cluster inside the block: `address` is a scheduler address
@@ -265,6 +273,7 @@ def dask_scheduler(address):
         yield -1
     if cluster is not None: cluster.close()
 
+# %% ../nbs/09_cli.ipynb #06c634f8
 def _run_paper(key, func, args, n_jobs, out):
     "Run one paper's `reproduce`, print its tables, save everything under `out`; returns its summary record."
     paper = PAPERS[key]
@@ -283,6 +292,7 @@ def _run_paper(key, func, args, n_jobs, out):
     rec['seconds'] = time.perf_counter() - start
     return rec
 
+# %% ../nbs/09_cli.ipynb #35bc5705
 def cmd_reproduce(args):
     "`kelm-nb reproduce`: run the papers' reproductions, print their tables, optionally keep everything (`--out`)."
     if args.list:
@@ -325,6 +335,7 @@ def cmd_reproduce(args):
     if failed: print(f"failed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
 
+# %% ../nbs/09_cli.ipynb #11e8dcd6
 def cmd_docs(args):
     """`kelm-nb docs`: build the HTML documentation from the notebooks with `tools/build_docs.py` of the source
     checkout (nbconvert, no Quarto; never `nbdev_docs`, which runs sudo and pip outside the environment)."""
@@ -340,7 +351,7 @@ def cmd_docs(args):
     print(f'docs written to {Path(args.out) / "index.html"}')
     return 0
 
-# %% ../nbs/09_cli.ipynb #a49bab56
+# %% ../nbs/09_cli.ipynb #e38058b7
 def _n_jobs(text):
     try: value = int(text)
     except ValueError: raise argparse.ArgumentTypeError(f'must be an integer, got {text!r}')
@@ -353,6 +364,7 @@ def _non_negative_int(text):
     if value < 0: raise argparse.ArgumentTypeError(f'must be >= 0, got {value}')
     return value
 
+# %% ../nbs/09_cli.ipynb #8bcf9bce
 def build_parser():
     "The `kelm-nb` argument parser."
     parser = argparse.ArgumentParser(prog='kelm-nb', description='kelm_nb: kernel extreme learning machines, literate.')
@@ -387,6 +399,7 @@ def build_parser():
     p.set_defaults(handler=cmd_docs, parser=p)
     return parser
 
+# %% ../nbs/09_cli.ipynb #8aaf00ce
 def main(argv=None):
     """Entry point of `kelm-nb`; returns the exit code (0 ok, 1 failure, 2 bad arguments).
 

@@ -20,8 +20,9 @@ from tabulate import tabulate
 __all__ = ['DATASETS', 'GENERATORS', 'DatasetList', 'list_datasets', 'load_dataset', 'mackey_glass', 'mackey_glass_embedding',
            'two_gaussians', 'noisy_sinc']
 
-# %% ../nbs/00_datasets.ipynb #fb2967db
+# %% ../nbs/00_datasets.ipynb #3da36a66
 _UCI, _STATLIB, _IDA = 'UCI', 'StatLib (Weka numeric collection)', 'IDA benchmark (G. Rätsch)'
+
 _CATALOGUE = [
     # name, rows, features, target, task, source, used_by
     ('cpu', 209, 6, 'published relative performance (PRP)', 'regression', _UCI,
@@ -62,9 +63,12 @@ _CATALOGUE = [
     ('wdbc', 569, 30, '2 classes', 'binary', 'UCI via sklearn.datasets.load_breast_cancer',
      'Scardapane et al. KOS-ELM (WDBC, Table IV)'),
 ]
+
 _KEYS = ('name', 'rows', 'features', 'target', 'task', 'source', 'used_by')
+
 DATASETS = {r[0]: dict(zip(_KEYS, r)) for r in _CATALOGUE}
 
+# %% ../nbs/00_datasets.ipynb #20dc8357
 GENERATORS = {
     'mackey_glass': 'Mackey-Glass delay equation, tau=30 sampled every 6 (KOS-ELM Table VI) or tau=17; '
                     'use mackey_glass + mackey_glass_embedding (7 lags)',
@@ -72,6 +76,7 @@ GENERATORS = {
     'noisy_sinc': 'sin(x)/x on [-10, 10] with noisy targets (the classic ELM regression example)',
 }
 
+# %% ../nbs/00_datasets.ipynb #c7ca00d9
 class DatasetList(list):
     """A list of dicts (one per data set) that prints as a table (tabulate) and renders as HTML in a notebook.
 
@@ -87,6 +92,7 @@ class DatasetList(list):
     def __repr__(self): return str(self)
     def _repr_html_(self): return self._table('html')
 
+# %% ../nbs/00_datasets.ipynb #6de418cd
 def list_datasets(task=None):
     """The data sets `load_dataset` knows (the bundled files and 'wdbc'), as a `DatasetList` of dicts.
 
@@ -105,7 +111,7 @@ def list_datasets(task=None):
         raise ValueError(f"task must be None or one of {tasks}, got {task!r}")
     return DatasetList(dict(d) for d in DATASETS.values() if task is None or d['task'] == task)
 
-# %% ../nbs/00_datasets.ipynb #2707f631
+# %% ../nbs/00_datasets.ipynb #e67f2533
 def _data_file(name):
     return resources.files('kelm_nb').joinpath('data', f'{name}.csv.gz')
 
@@ -117,6 +123,7 @@ def _read_csv(name):
         data = np.loadtxt(f, delimiter=',', dtype=np.float64, ndmin=2)
     return tuple(header), data
 
+# %% ../nbs/00_datasets.ipynb #cf04fb00
 def _check_name(name):
     if not isinstance(name, str):
         raise TypeError(f"name must be a string, got {type(name).__name__}")
@@ -126,6 +133,7 @@ def _check_name(name):
                          f"(generated: {', '.join(GENERATORS)} are functions of kelm_nb.datasets)")
     return key
 
+# %% ../nbs/00_datasets.ipynb #050dc94c
 def load_dataset(name, return_frame=False):
     """`(X, y)` of a bundled data set (see `list_datasets()`): X float64, y float (regression) or int labels.
 
@@ -168,11 +176,12 @@ def load_dataset(name, return_frame=False):
         return pd.DataFrame(X, columns=list(columns[:-1])), pd.Series(y, name=columns[-1])
     return X, y
 
-# %% ../nbs/00_datasets.ipynb #1351e3d0
+# %% ../nbs/00_datasets.ipynb #33173bfb
 @njit(cache=True)
 def _mg_rhs(x, xd, a, b):
     return a * xd / (1.0 + xd ** 10) - b * x
 
+# %% ../nbs/00_datasets.ipynb #d08eb745
 @njit(cache=True)
 def _mg_integrate(n_out, stride, skip, m, h, a, b, x0):
     """RK4 for the Mackey-Glass equation with delay m*h; returns n_out samples taken every `stride` steps
@@ -214,7 +223,7 @@ def _mg_integrate(n_out, stride, skip, m, h, a, b, x0):
         x = x + h * (k1 + 2.0 * k2 + 2.0 * k3 + k4) / 6.0
     return out
 
-# %% ../nbs/00_datasets.ipynb #9bd22cab
+# %% ../nbs/00_datasets.ipynb #cd0d07f5
 def _check_real(v, name, low=None, strict=True):
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
         raise ValueError(f"{name} must be a finite real number, got {v!r}")
@@ -228,6 +237,7 @@ def _check_n(n, name='n', low=1):
     if n < low: raise ValueError(f"{name} must be >= {low}, got {n}")
     return int(n)
 
+# %% ../nbs/00_datasets.ipynb #ce803ec6
 def mackey_glass(n, tau=30, sample_every=6, dt=0.1, a=0.2, b=0.1, x0=1.2, transient=1000.0, noise=0.0,
                  random_state=None):
     r"""`n` samples of the Mackey-Glass series $\dot x = a\,x(t-\tau)/(1 + x(t-\tau)^{10}) - b\,x(t)$.
@@ -279,6 +289,7 @@ def mackey_glass(n, tau=30, sample_every=6, dt=0.1, a=0.2, b=0.1, x0=1.2, transi
         x = x + check_random_state(random_state).normal(0.0, noise, size=n)
     return x
 
+# %% ../nbs/00_datasets.ipynb #8a9f8e96
 def mackey_glass_embedding(series, n_lags=7, horizon=1):
     """Delay embedding `(X, y)`: X[i] = series[i:i+n_lags], y[i] = series[i+n_lags-1+horizon].
 

@@ -36,11 +36,11 @@ from .core import limit_blas_threads
 
 # %% auto #0
 __all__ = ['METRICS', 'CASES', 'RESERVED_FIELDS', 'PAPERS', 'nrmse', 'mean_ci', 'Table', 'ReproductionTable', 'task_store',
-           'run_tasks', 'single_threaded', 'grid_search', 'CrossTestResult', 'cross_test', 'SplitResults',
-           'paired_ttest', 'repeated_splits', 'cv_fold_scores', 'defaults_check', 'BenchCase', 'CaseInfo', 'bench_case',
+           'run_tasks', 'single_threaded', 'grid_search', 'CrossTestResult', 'cross_test', 'paired_ttest',
+           'SplitResults', 'repeated_splits', 'cv_fold_scores', 'defaults_check', 'BenchCase', 'CaseInfo', 'bench_case',
            'check_target', 'run_case', 'Paper']
 
-# %% ../nbs/01_experiments.ipynb #68001c5b
+# %% ../nbs/01_experiments.ipynb #2425e8d3
 def _check_targets(y, name='y', allow_2d=False):
     "A finite, non-empty numeric 1-D (or 2-D if `allow_2d`) array; errors name the parameter."
     try:
@@ -59,6 +59,7 @@ def _check_targets(y, name='y', allow_2d=False):
         raise ValueError(f"{name} contains NaN or infinity")
     return a
 
+# %% ../nbs/01_experiments.ipynb #62828c06
 def _check_pair(y, y_pred, allow_2d=False):
     y = _check_targets(y, 'y', allow_2d)
     y_pred = _check_targets(y_pred, 'y_pred', allow_2d)
@@ -68,6 +69,7 @@ def _check_pair(y, y_pred, allow_2d=False):
         raise ValueError(f"y and y_pred must have the same shape, got {y.shape} and {y_pred.shape}")
     return y, y_pred
 
+# %% ../nbs/01_experiments.ipynb #ce1788a6
 def _check_Xy(X, y):
     "Validated `(X, y)` for the protocols: X 2-D finite float, y 1-D finite, same length."
     if np.ndim(X) != 2:
@@ -80,6 +82,7 @@ def _check_Xy(X, y):
         raise ValueError(f"X and y must have the same number of rows, got {X.shape[0]} and {y.shape[0]}")
     return X, y
 
+# %% ../nbs/01_experiments.ipynb #48bdfdc3
 def _check_int(value, name, low):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {value!r}")
@@ -121,7 +124,7 @@ def nrmse(y, y_pred):
         raise ValueError("y has zero variance: NRMSE (eq. 14) is undefined for a constant target")
     return float(np.sqrt(np.sum((y - np.asarray(y_pred, float)) ** 2) / (y.shape[0] * var)))
 
-# %% ../nbs/01_experiments.ipynb #61f45461
+# %% ../nbs/01_experiments.ipynb #f7777c51
 METRICS = {'mse': (mean_squared_error, False), 'rmse': (root_mean_squared_error, False), 'nrmse': (nrmse, False),
            'accuracy': (accuracy_score, True), 'mcc': (matthews_corrcoef, True)}
 
@@ -134,6 +137,7 @@ def _get_metric(metric, name='metric'):
         return f, g, metric
     raise ValueError(f"{name} must be one of {sorted(METRICS)} or a callable, got {metric!r}")
 
+# %% ../nbs/01_experiments.ipynb #57e40396
 def _scorer(metric):
     "A scikit-learn scorer for a name of `METRICS` or a callable score (error metrics are negated)."
     f, g, _ = _get_metric(metric)
@@ -161,7 +165,7 @@ def mean_ci(values, confidence=0.95):
     half = stats.t.ppf((1 + confidence) / 2, v.shape[0] - 1) * v.std(ddof=1) / np.sqrt(v.shape[0])
     return m, float(half)
 
-# %% ../nbs/01_experiments.ipynb #19d66360
+# %% ../nbs/01_experiments.ipynb #68d45b28
 def _is_num(v):
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
@@ -176,55 +180,18 @@ def _fmt_num(x, digits):
     if not np.isfinite(x): return str(x)
     return f"{x:.{digits}g}"
 
-class Table:
-    """A titled table of labelled rows, printed with tabulate (text, Markdown, HTML), exported to CSV, JSON and pandas.
+# %% ../nbs/01_experiments.ipynb #e3e628e0
+def _check_cell_value(column, v):
+    "A table cell is None, a string, a number or a `(mean, spread)` pair of numbers; else a TypeError (naming it)."
+    ok = (v is None or isinstance(v, str) or _is_num(v)
+          or (isinstance(v, tuple) and len(v) == 2 and all(_is_num(u) for u in v)))
+    if not ok:
+        raise TypeError(f"value for column {column!r} must be a number, a (mean, spread) tuple, a string "
+                        f"or None, got {v!r}")
 
-    Parameters
-    ----------
-    title : str
-        Title printed above the table.
-    columns : sequence of str
-        Column names (identifiers: `add` takes the values as keyword arguments).
-    note : str, default=''
-        A note printed below the table.
-    digits : int, default=4
-        Significant digits of numbers.
-
-    Examples
-    --------
-    >>> t = Table('demo', columns=('a', 'b')).add('row 1', a=1.5, b=(2.0, 0.1), note='a note')
-    >>> print(t.to_markdown())
-    **demo**
-    <BLANKLINE>
-    |       | a   | b       | note   |
-    |-------|-----|---------|--------|
-    | row 1 | 1.5 | 2 ± 0.1 | a note |
-    """
-    def __init__(self, title, columns, note='', digits=4):
-        if not isinstance(title, str): raise TypeError(f"title must be a string, got {type(title).__name__}")
-        columns = tuple(columns)
-        if not columns or not all(isinstance(c, str) and c.isidentifier() for c in columns):
-            raise ValueError(f"columns must be a non-empty sequence of identifier strings, got {columns!r}")
-        if len(set(columns)) != len(columns): raise ValueError(f"columns must be unique, got {columns!r}")
-        self.title, self.columns, self.note = title, columns, str(note)
-        self.digits = _check_int(digits, 'digits', 1)
-        self.rows = []
-
-    def add(self, row_label, note='', **values):
-        "Add a row; `values` are keyed by column name (missing ones are left blank). Returns `self`."
-        unknown = set(values) - set(self.columns)
-        if unknown:
-            raise ValueError(f"unknown column(s) {sorted(unknown)}; columns are {list(self.columns)}")
-        for k, v in values.items():
-            ok = (v is None or isinstance(v, str) or _is_num(v)
-                  or (isinstance(v, tuple) and len(v) == 2 and all(_is_num(u) for u in v)))
-            if not ok:
-                raise TypeError(f"value for column {k!r} must be a number, a (mean, spread) tuple, a string "
-                                f"or None, got {v!r}")
-        self.rows.append({'label': str(row_label), 'note': str(note),
-                          'values': {c: values.get(c) for c in self.columns}})
-        return self
-
+# %% ../nbs/01_experiments.ipynb #eab39f82
+class _TableText:
+    "Rendering of a `Table` (text, HTML, Markdown) from its `title`, `columns`, `note`, `digits` and `rows`."
     def _cell(self, v):
         if v is None: return ''
         if isinstance(v, str): return v
@@ -262,6 +229,9 @@ class Table:
         "GitHub Markdown: the title in bold, the table, the note in italics."
         return '\n\n'.join([f'**{self.title}**', self._render('github')] + ([f'*{self.note}*'] if self.note else []))
 
+# %% ../nbs/01_experiments.ipynb #1be8b8d8
+class _TableData:
+    "The raw numbers of a `Table` (records, CSV, JSON, pandas) from its `columns` and `rows`."
     def _raw_extra(self):
         "Computed columns in raw (numeric) form for CSV and pandas: `(name, function(row) -> value)` pairs."
         return []
@@ -306,6 +276,53 @@ class Table:
             raise ImportError("Table.to_frame() needs pandas: pip install pandas") from e
         return pd.DataFrame(self.records()).set_index('row').rename_axis(self.title)
 
+# %% ../nbs/01_experiments.ipynb #ae45853a
+class Table(_TableText, _TableData):
+    """A titled table of labelled rows, printed with tabulate (text, Markdown, HTML), exported to CSV, JSON and pandas.
+
+    Parameters
+    ----------
+    title : str
+        Title printed above the table.
+    columns : sequence of str
+        Column names (identifiers: `add` takes the values as keyword arguments).
+    note : str, default=''
+        A note printed below the table.
+    digits : int, default=4
+        Significant digits of numbers.
+
+    Examples
+    --------
+    >>> t = Table('demo', columns=('a', 'b')).add('row 1', a=1.5, b=(2.0, 0.1), note='a note')
+    >>> print(t.to_markdown())
+    **demo**
+    <BLANKLINE>
+    |       | a   | b       | note   |
+    |-------|-----|---------|--------|
+    | row 1 | 1.5 | 2 ± 0.1 | a note |
+    """
+    def __init__(self, title, columns, note='', digits=4):
+        if not isinstance(title, str): raise TypeError(f"title must be a string, got {type(title).__name__}")
+        columns = tuple(columns)
+        if not columns or not all(isinstance(c, str) and c.isidentifier() for c in columns):
+            raise ValueError(f"columns must be a non-empty sequence of identifier strings, got {columns!r}")
+        if len(set(columns)) != len(columns): raise ValueError(f"columns must be unique, got {columns!r}")
+        self.title, self.columns, self.note = title, columns, str(note)
+        self.digits = _check_int(digits, 'digits', 1)
+        self.rows = []
+
+    def add(self, row_label, note='', **values):
+        "Add a row; `values` are keyed by column name (missing ones are left blank). Returns `self`."
+        unknown = set(values) - set(self.columns)
+        if unknown:
+            raise ValueError(f"unknown column(s) {sorted(unknown)}; columns are {list(self.columns)}")
+        for k, v in values.items():
+            _check_cell_value(k, v)
+        self.rows.append({'label': str(row_label), 'note': str(note),
+                          'values': {c: values.get(c) for c in self.columns}})
+        return self
+
+# %% ../nbs/01_experiments.ipynb #51dca19c
 class ReproductionTable(Table):
     """A *paper | ours | peer* `Table` with the difference of two columns (by default ours − paper) added.
 
@@ -359,7 +376,7 @@ class ReproductionTable(Table):
         return [('difference', lambda r: (self.difference(r) or (None, None))[0]),
                 ('relative_difference', lambda r: (self.difference(r) or (None, None))[1])]
 
-# %% ../nbs/01_experiments.ipynb #a376d990
+# %% ../nbs/01_experiments.ipynb #fe843a11
 _SCALERS = {'standard': StandardScaler, 'minmax': lambda: MinMaxScaler(feature_range=(-1, 1))}
 
 def _make_scaler(scaler, name):
@@ -372,12 +389,14 @@ def _make_scaler(scaler, name):
     if hasattr(scaler, 'fit') and hasattr(scaler, 'transform'): return clone(scaler)
     raise ValueError(f"{name} must be one of {sorted(_SCALERS)}, None, or a transformer, got {scaler!r}")
 
+# %% ../nbs/01_experiments.ipynb #0eff4d37
 def _check_estimator(estimator, name='estimator'):
     if not (hasattr(estimator, 'fit') and hasattr(estimator, 'predict') and hasattr(estimator, 'get_params')):
         raise TypeError(f"{name} must be a scikit-learn estimator (fit/predict/get_params), "
                         f"got {type(estimator).__name__}")
     return estimator
 
+# %% ../nbs/01_experiments.ipynb #1988afa5
 def _wrap(estimator, scale_X=True, scale_y=False, names=('scale_X', 'scale_y')):
     "`(model, prefix)`: the estimator inside an X-scaling Pipeline and/or a target-scaling TransformedTargetRegressor."
     _check_estimator(estimator)
@@ -391,6 +410,7 @@ def _wrap(estimator, scale_X=True, scale_y=False, names=('scale_X', 'scale_y')):
         model, prefix = TransformedTargetRegressor(regressor=model, transformer=ys), 'regressor__' + prefix
     return model, prefix
 
+# %% ../nbs/01_experiments.ipynb #096d6fe6
 def _prefix_grid(param_grid, prefix, estimator):
     "Validate a grid (dict or list of dicts of lists) against the estimator's parameters and prefix its keys."
     grids = [param_grid] if isinstance(param_grid, dict) else param_grid
@@ -410,7 +430,7 @@ def _prefix_grid(param_grid, prefix, estimator):
 def _unprefix(params, prefix):
     return {k[len(prefix):] if k.startswith(prefix) else k: v for k, v in params.items()}
 
-# %% ../nbs/01_experiments.ipynb #74496ceb
+# %% ../nbs/01_experiments.ipynb #35c0a8bd
 _STORE = None   # the joblib.Memory of the active `task_store`, if any
 
 @contextlib.contextmanager
@@ -431,6 +451,7 @@ def task_store(path):
     finally:
         _STORE = saved
 
+# %% ../nbs/01_experiments.ipynb #34766f97
 def _progress_disabled(progress):
     "tqdm's `disable` for our `progress` flag: None shows a bar only on a terminal."
     return None if progress is None else not progress
@@ -467,10 +488,11 @@ def run_tasks(func, tasks, n_jobs=1, desc=None, progress=None):
     results = Parallel(n_jobs=n_jobs, return_as='generator')(delayed(call)(*args) for args in tasks)
     return list(tqdm(results, total=len(tasks), desc=desc, disable=_progress_disabled(progress), leave=False))
 
+# %% ../nbs/01_experiments.ipynb #f20eb193
 @contextlib.contextmanager
 def single_threaded():
-    """BLAS and numba limited to one thread inside the block (small problems on a shared machine run faster, and
-    times are comparable with single-threaded peers such as LIBSVM)."""
+    """BLAS and numba limited to one thread inside the block (small problems run faster on one thread, and times
+    are comparable with single-threaded peers such as LIBSVM)."""
     import numba
     saved = numba.get_num_threads()
     numba.set_num_threads(1)
@@ -480,7 +502,7 @@ def single_threaded():
     finally:
         numba.set_num_threads(saved)
 
-# %% ../nbs/01_experiments.ipynb #dde180c9
+# %% ../nbs/01_experiments.ipynb #015edef2
 def _cv(cv, classifier, random_state, name='cv'):
     if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
         k = _check_int(cv, name, 2)
@@ -488,6 +510,7 @@ def _cv(cv, classifier, random_state, name='cv'):
     if hasattr(cv, 'split'): return cv
     raise ValueError(f"{name} must be an integer >= 2 or a scikit-learn splitter, got {cv!r}")
 
+# %% ../nbs/01_experiments.ipynb #9b33e65a
 def grid_search(estimator, param_grid, X, y, cv=3, scoring=None, n_jobs=1, scale_X=False, scale_y=False,
                 random_state=0, refit=True):
     """A fitted `GridSearchCV` over `param_grid` (bare parameter names) with k-fold CV and optional in-fold scaling.
@@ -530,7 +553,7 @@ def grid_search(estimator, param_grid, X, y, cv=3, scoring=None, n_jobs=1, scale
     gs.best_params_bare_ = _unprefix(gs.best_params_, prefix)
     return gs
 
-# %% ../nbs/01_experiments.ipynb #07164b9d
+# %% ../nbs/01_experiments.ipynb #079c8f4b
 @dataclass
 class CrossTestResult:
     """Outcome of `cross_test`: per-fold test scores and their mean ± Student-t half-width.
@@ -580,6 +603,7 @@ class CrossTestResult:
         return (f"CrossTestResult({self.metric} = {self.mean:.4g}, {self.confidence:.0%} CI [{lo:.4g}, {hi:.4g}], "
                 f"{len(self.fold_errors)} folds, {self.time_s:.2f} s{failed})")
 
+# %% ../nbs/01_experiments.ipynb #bff2b82f
 def _grid_point_scores(model, params, X, y, inner_splits, scorer):
     "One task of the cross-test: the scores of grid point `params` on every inner fold (NaN where a fit fails)."
     scores = np.empty(len(inner_splits))
@@ -591,6 +615,7 @@ def _grid_point_scores(model, params, X, y, inner_splits, scorer):
             scores[k] = np.nan
     return scores
 
+# %% ../nbs/01_experiments.ipynb #54209d63
 def _refit_and_test(model, params, X, y, train, test, func):
     "The second round of the cross-test: refit the winner on the outer training part, score the held-out fold."
     t0 = time.perf_counter()
@@ -598,6 +623,33 @@ def _refit_and_test(model, params, X, y, train, test, func):
     t = time.perf_counter() - t0
     return func(y[test], m.predict(X[test])), t
 
+# %% ../nbs/01_experiments.ipynb #00256fb1
+def _check_folds(outer_folds, inner_folds, confidence, n):
+    "Validated `(outer_folds, inner_folds, confidence)` of a cross-test on `n` rows; errors name the parameter."
+    outer_folds = _check_int(outer_folds, 'outer_folds', 2)
+    inner_folds = _check_int(inner_folds, 'inner_folds', 2)
+    confidence = _check_confidence(confidence)
+    if outer_folds > n:
+        raise ValueError(f"outer_folds={outer_folds} is larger than the number of samples {n}")
+    if inner_folds > n - -(-n // outer_folds):
+        raise ValueError(f"inner_folds={inner_folds} is larger than the training part of an outer fold")
+    return outer_folds, inner_folds, confidence
+
+# %% ../nbs/01_experiments.ipynb #3d016e14
+def _inner_scores(model, points, parts, inner, metric, n_jobs, progress):
+    "The first round of the cross-test: scores of shape (outer folds, grid points, inner folds), a task per pair."
+    tasks = [(model, p, Xo, yo, list(inner.split(Xo, yo)), _scorer(metric)) for Xo, yo in parts for p in points]
+    scores = np.array(run_tasks(_grid_point_scores, tasks, n_jobs=n_jobs, desc='cross-test: grid', progress=progress))
+    return scores.reshape(len(parts), len(points), -1)
+
+def _best_points(scores):
+    "The winning grid point of each outer fold: the first best mean inner score (GridSearchCV's `best_index_`)."
+    means = scores.mean(axis=2)
+    if np.isnan(means).all(axis=1).any():
+        raise ValueError("every grid point failed to fit on some outer fold: check the grid and the data")
+    return np.nanargmax(means, axis=1)
+
+# %% ../nbs/01_experiments.ipynb #4d518313
 def cross_test(estimator, param_grid, X, y, outer_folds=10, inner_folds=10, scale_X=True, scale_y=True,
                metric=None, confidence=0.95, random_state=0, n_jobs=1, progress=None):
     """Frénay's cross-test: outer k-fold test, inner k-fold grid search, scaling on training parts, original units.
@@ -632,14 +684,7 @@ def cross_test(estimator, param_grid, X, y, outer_folds=10, inner_folds=10, scal
     t0 = time.perf_counter()
     _check_estimator(estimator)
     X, y = _check_Xy(X, y)
-    outer_folds = _check_int(outer_folds, 'outer_folds', 2)
-    inner_folds = _check_int(inner_folds, 'inner_folds', 2)
-    confidence = _check_confidence(confidence)
-    n = X.shape[0]
-    if outer_folds > n:
-        raise ValueError(f"outer_folds={outer_folds} is larger than the number of samples {n}")
-    if inner_folds > n - -(-n // outer_folds):
-        raise ValueError(f"inner_folds={inner_folds} is larger than the training part of an outer fold")
+    outer_folds, inner_folds, confidence = _check_folds(outer_folds, inner_folds, confidence, X.shape[0])
     clf = is_classifier(estimator)
     if clf: scale_y = False
     metric = metric if metric is not None else ('accuracy' if clf else 'mse')
@@ -649,13 +694,8 @@ def cross_test(estimator, param_grid, X, y, outer_folds=10, inner_folds=10, scal
     inner = _cv(inner_folds, clf, random_state, 'inner_folds')
     outer = list(_cv(outer_folds, clf, random_state, 'outer_folds').split(X, y))
     parts = [(X[tr], y[tr]) for tr, _ in outer]          # one copy per outer fold, shared by its tasks
-    tasks = [(model, p, Xo, yo, list(inner.split(Xo, yo)), _scorer(metric)) for Xo, yo in parts for p in points]
-    scores = np.array(run_tasks(_grid_point_scores, tasks, n_jobs=n_jobs, desc='cross-test: grid', progress=progress))
-    scores = scores.reshape(len(outer), len(points), -1)
-    means = scores.mean(axis=2)
-    if np.isnan(means).all(axis=1).any():
-        raise ValueError("every grid point failed to fit on some outer fold: check the grid and the data")
-    best = np.nanargmax(means, axis=1)                     # the first best mean, as GridSearchCV's best_index_
+    scores = _inner_scores(model, points, parts, inner, metric, n_jobs, progress)
+    best = _best_points(scores)
     refits = [(model, points[b], X, y, tr, te, func) for b, (tr, te) in zip(best, outer)]
     out = run_tasks(_refit_and_test, refits, n_jobs=n_jobs, desc='cross-test: refits', progress=progress)
     errs = np.array([o[0] for o in out], float)
@@ -663,7 +703,28 @@ def cross_test(estimator, param_grid, X, y, outer_folds=10, inner_folds=10, scal
     return CrossTestResult(label, errs, m, h, confidence, [_unprefix(points[b], prefix) for b in best],
                            np.array([o[1] for o in out]), time.perf_counter() - t0, int(np.isnan(scores).sum()))
 
-# %% ../nbs/01_experiments.ipynb #ca1436b2
+# %% ../nbs/01_experiments.ipynb #a088fbe6
+def paired_ttest(a, b):
+    """Paired two-sided t-test of two equally long score arrays (`scipy.stats.ttest_rel`).
+
+    Parameters
+    ----------
+    a, b : array-like of shape (n,)
+        Scores of two methods on the same n splits (n >= 2).
+
+    Returns
+    -------
+    (float, float)
+        The t statistic and the two-sided p-value.
+    """
+    a = np.asarray(_check_targets(a, 'a'), float)
+    b = np.asarray(_check_targets(b, 'b'), float)
+    if a.shape != b.shape: raise ValueError(f"a and b must have the same length, got {a.shape[0]} and {b.shape[0]}")
+    if a.shape[0] < 2: raise ValueError("a and b need at least 2 paired values")
+    r = stats.ttest_rel(a, b)
+    return float(r.statistic), float(r.pvalue)
+
+# %% ../nbs/01_experiments.ipynb #42b987cb
 @dataclass
 class SplitResults:
     """Per-estimator scores and fit times over the same repeated random splits.
@@ -705,32 +766,22 @@ class SplitResults:
         s = ', '.join(f"{k}: {m:.4g} ± {h:.2g}" for k, (m, h) in self.summary().items())
         return f"SplitResults({self.metric}; {s})"
 
-def paired_ttest(a, b):
-    """Paired two-sided t-test of two equally long score arrays (`scipy.stats.ttest_rel`).
-
-    Parameters
-    ----------
-    a, b : array-like of shape (n,)
-        Scores of two methods on the same n splits (n >= 2).
-
-    Returns
-    -------
-    (float, float)
-        The t statistic and the two-sided p-value.
-    """
-    a = np.asarray(_check_targets(a, 'a'), float)
-    b = np.asarray(_check_targets(b, 'b'), float)
-    if a.shape != b.shape: raise ValueError(f"a and b must have the same length, got {a.shape[0]} and {b.shape[0]}")
-    if a.shape[0] < 2: raise ValueError("a and b need at least 2 paired values")
-    r = stats.ttest_rel(a, b)
-    return float(r.statistic), float(r.pvalue)
-
+# %% ../nbs/01_experiments.ipynb #5ce7f032
 def _split_job(name, model, X, y, train, test, func):
     t0 = time.perf_counter()
     m = clone(model).fit(X[train], y[train])
     t = time.perf_counter() - t0
     return name, func(y[test], m.predict(X[test])), t
 
+# %% ../nbs/01_experiments.ipynb #93dc9f60
+def _check_test_size(test_size, n):
+    "A fraction in (0, 1) or a number of rows in [1, n); errors name `test_size`."
+    if isinstance(test_size, numbers.Integral) and not isinstance(test_size, bool):
+        if not 1 <= test_size < n: raise ValueError(f"test_size must be in [1, n_samples), got {test_size}")
+    elif not (isinstance(test_size, numbers.Real) and 0 < test_size < 1):
+        raise ValueError(f"test_size must be a fraction in (0, 1) or a number of samples, got {test_size!r}")
+
+# %% ../nbs/01_experiments.ipynb #9025dd4e
 def repeated_splits(estimators, X, y, n_repeats=10, test_size=0.5, stratify=None, metric=None, scaler='standard',
                     scale_y=False, confidence=0.95, random_state=0, n_jobs=1, progress=None):
     """Evaluate every estimator of a dict on the same `n_repeats` random train/test splits (paired scores).
@@ -766,10 +817,7 @@ def repeated_splits(estimators, X, y, n_repeats=10, test_size=0.5, stratify=None
     for k, e in estimators.items(): _check_estimator(e, f'estimators[{k!r}]')
     X, y = _check_Xy(X, y)
     n_repeats = _check_int(n_repeats, 'n_repeats', 1)
-    if isinstance(test_size, numbers.Integral) and not isinstance(test_size, bool):
-        if not 1 <= test_size < X.shape[0]: raise ValueError(f"test_size must be in [1, n_samples), got {test_size}")
-    elif not (isinstance(test_size, numbers.Real) and 0 < test_size < 1):
-        raise ValueError(f"test_size must be a fraction in (0, 1) or a number of samples, got {test_size!r}")
+    _check_test_size(test_size, X.shape[0])
     confidence = _check_confidence(confidence)
     clf = all(is_classifier(e) for e in estimators.values())
     if stratify is None: stratify = clf
@@ -790,7 +838,7 @@ def repeated_splits(estimators, X, y, n_repeats=10, test_size=0.5, stratify=None
     times = {k: np.array([o[2] for o in out if o[0] == k]) for k in models}
     return SplitResults(label, scores, times, confidence)
 
-# %% ../nbs/01_experiments.ipynb #b3453aae
+# %% ../nbs/01_experiments.ipynb #2280c2de
 def _default_peers(task):
     "scikit-learn's default estimators for a task: the bar a kelm_nb default must reach."
     from sklearn.kernel_ridge import KernelRidge
@@ -800,6 +848,7 @@ def _default_peers(task):
         return {'Ridge()': Ridge(), "KernelRidge('rbf')": KernelRidge(kernel='rbf'), 'SVR()': SVR()}
     return {'SVC()': SVC()}
 
+# %% ../nbs/01_experiments.ipynb #76b365b5
 def cv_fold_scores(estimator, name, max_rows=1000, random_state=0):
     """The 3-fold CV scores of `estimator` behind a `StandardScaler` on the bundled set `name`: R² for regression,
     accuracy for classification (shuffled `KFold` / `StratifiedKFold`), the folds `defaults_check` uses.
@@ -830,10 +879,12 @@ def cv_fold_scores(estimator, name, max_rows=1000, random_state=0):
     model = Pipeline([('scale', StandardScaler()), ('model', clone(estimator))])
     return cross_val_score(model, X, y, cv=cv, scoring='r2' if regression else 'accuracy')
 
+# %% ../nbs/01_experiments.ipynb #0d245dbb
 def _cv_score(estimator, name, max_rows, random_state):
     "One task of `defaults_check`: the mean of `cv_fold_scores`."
     return float(np.mean(cv_fold_scores(estimator, name, max_rows, random_state)))
 
+# %% ../nbs/01_experiments.ipynb #b7d97b7c
 def defaults_check(estimators, task, datasets=None, max_rows=1000, tolerance=0.05, random_state=0, n_jobs=1,
                    progress=None):
     """Scores of default-constructed estimators and of scikit-learn's default peers on the bundled data sets.
@@ -885,7 +936,7 @@ def defaults_check(estimators, task, datasets=None, max_rows=1000, tolerance=0.0
                   f"{len(shortfalls)} shortfall(s)")
     return table, shortfalls
 
-# %% ../nbs/01_experiments.ipynb #9ca99604
+# %% ../nbs/01_experiments.ipynb #b7c398ee
 @dataclass
 class BenchCase:
     """What a registered benchmark case returns: the two callables to time and how to compare their results.
@@ -906,6 +957,7 @@ class BenchCase:
     quality: Optional[Callable[..., dict]] = None
     repeats: int = 3
 
+# %% ../nbs/01_experiments.ipynb #02cbb568
 @dataclass(frozen=True)
 class CaseInfo:
     """A registered benchmark case.
@@ -925,6 +977,7 @@ class CaseInfo:
 
 CASES: dict = {}  # name -> CaseInfo, filled by `bench_case`
 
+# %% ../nbs/01_experiments.ipynb #fb0790ac
 def bench_case(name, description='', target=''):
     """Decorator registering `factory(quick=False) -> BenchCase` as the benchmark case `name`.
 
@@ -946,7 +999,9 @@ def bench_case(name, description='', target=''):
         return factory
     return register
 
+# %% ../nbs/01_experiments.ipynb #cd1190e5
 _CLAUSE = re.compile(r'^\s*([A-Za-z_]\w*)\s*(<=|>=|==|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$')
+
 _OPS = {'<=': lambda a, b: a <= b, '>=': lambda a, b: a >= b, '==': lambda a, b: a == b,
         '<': lambda a, b: a < b, '>': lambda a, b: a > b}
 
@@ -981,6 +1036,7 @@ def check_target(target, result):
         verdict = verdict and _OPS[m.group(2)](value, float(m.group(3)))
     return verdict
 
+# %% ../nbs/01_experiments.ipynb #550d10ac
 RESERVED_FIELDS = ('name', 'description', 'target', 'target_met', 'ours_s', 'peer_s', 'ratio', 'speedup',
                    'ours_min_s', 'peer_min_s', 'repeats', 'quick', 'error')
 
@@ -996,6 +1052,7 @@ def _clean_number(v):
     if isinstance(v, float) and not math.isfinite(v): return None
     return v
 
+# %% ../nbs/01_experiments.ipynb #f174f6f0
 def run_case(name, quick=False):
     """Run the registered case `name`: warm up, time the median of its repeats for ours and peer, compare.
 
@@ -1010,7 +1067,7 @@ def run_case(name, quick=False):
     -------
     dict
         `name`, `description`, `target`, `target_met`, `ours_s`, `peer_s` (medians), `ratio` (ours/peer),
-        `speedup` (peer/ours), `ours_min_s`, `peer_min_s` (fastest calls, for busy machines), `repeats`, `quick`
+        `speedup` (peer/ours), `ours_min_s`, `peer_min_s` (the fastest calls, the least disturbed), `repeats`, `quick`
         and the case's quality figures.
     """
     if name not in CASES:
@@ -1045,7 +1102,7 @@ def run_case(name, quick=False):
     result['target_met'] = check_target(info.target, result)
     return result
 
-# %% ../nbs/01_experiments.ipynb #32006068
+# %% ../nbs/01_experiments.ipynb #388bbe25
 @dataclass(frozen=True)
 class Paper:
     """A paper kelm_nb reproduces.
@@ -1068,6 +1125,7 @@ class Paper:
         "The papers-floor module that holds the experiment and `reproduce`."
         return f'kelm_nb.papers.{self.key}'
 
+# %% ../nbs/01_experiments.ipynb #962e9857
 PAPERS = {p.key: p for p in [
     Paper('frenay2011', 'B. Frénay, M. Verleysen, Parameter-insensitive kernel in extreme learning for non-linear '
           'support vector regression, Neurocomputing 74 (2011)', 'kelm_nb.kernels'),
