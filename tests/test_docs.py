@@ -227,7 +227,7 @@ def test_notebook_processing_options(tmp_path, mode):
     "Exported source folded/shown/hidden, '#| hide' cells gone, show_doc added, widget outputs as text."
     nbs = _one_notebook(tmp_path / 'nbs', [
         {'cell_type': 'markdown', 'source': '# Checks\n\n> One exported function.'},
-        {'cell_type': 'code', 'source': '#| default_exp core'},
+        {'cell_type': 'code', 'source': '#| default_exp validation'},
         {'cell_type': 'code', 'source': '#| export\ndef check_positive(value, name):\n    return value  # EXPORTED'},
         {'cell_type': 'code', 'source': '#| hide\nsecret_value = 1  # HIDDEN'},
         {'cell_type': 'code', 'source': 'shown_value = 2  # VISIBLE'},
@@ -246,8 +246,8 @@ def test_notebook_processing_options(tmp_path, mode):
     assert 'PROGRESS 3/3' in text and 'STATIC TEXT' in text, 'widget and script outputs keep their text'
     assert '<script' not in page, 'pages carry no script (a JavaScript output needs jQuery and a kernel)'
     assert ('class="exported-source"' in page) == (mode == 'fold')
-    # nbdev's add_show_docs documented the exported function from the installed kelm_nb.core, rendered
-    assert 'id="kelm_nb.core.check_positive"' in page and 'class="doc-sig"' in page
+    # nbdev's add_show_docs documented the exported function from the installed kelm_nb.validation, rendered
+    assert 'id="kelm_nb.validation.check_positive"' in page and 'class="doc-sig"' in page
     assert 'check_positive(value, name, allow_none=' in text and 'if it is a finite positive' in text
 
 
