@@ -6,12 +6,12 @@
 __all__ = ['MODELS', 'PAPER_TABLE1', 'PAPER_FIG3_ERRORS', 'PAPER_FIG4_ACC', 'C_GRID', 'KERNEL_GRID', 'NU_GRID', 'L_GRID',
            'PAPER_NODES', 'PAPER_UCI', 'IDA_TRAIN', 'SVMKM_MEANS', 'UCI_MODELS', 'CLAIM_SETS', 'BENCH_N', 'BENCH_NUS',
            'BENCH_KERNELS', 'gaussian_width', 'svmkm_gaussian', 'bayes_accuracy', 'gaussian_trial', 'fig2_table',
-           'node_type_errors', 'nu_sweep_draw', 'fig4_table', 'fig3_figure', 'fig4_figure', 'fig3_table',
+           'node_type_errors', 'fig3_table', 'fig3_figure', 'nu_sweep_draw', 'fig4_table', 'fig4_figure',
            'nu_one_decomposition', 'nu_one_table', 'degenerate_table', 'uci_split', 'uci_results', 'table4', 'table5',
            'ionosphere_split', 'ionosphere_table', 'claim_task', 'claim_table', 'bench_problem', 'solve_case',
            'solver_bench_table', 'reproduce']
 
-# %% ../../nbs/papers/05_ding2017.ipynb #5da93b9b
+# %% ../../nbs/papers/05_ding2017.ipynb #75d5eab5
 import time
 import warnings
 
@@ -29,7 +29,7 @@ from ..experiments import (ReproductionTable, Table, BenchCase, bench_case, pair
 from ..nu_oelm import (MarginCollapseWarning, NuOELMClassifier, OELMClassifier, nu_oelm_active_set,
                              nu_oelm_path)
 
-# %% ../../nbs/papers/05_ding2017.ipynb #3e2f1897
+# %% ../../nbs/papers/05_ding2017.ipynb #32955f7c
 MODELS = ('SVM', 'nu-SVM', 'OELM', 'nu-OELM')
 PAPER_TABLE1 = {'SVM': 107.9, 'nu-SVM': 170.2, 'OELM': 1.437, 'nu-OELM': 1.136}    # total training time (s)
 PAPER_FIG3_ERRORS = {'sigmoid': 81, 'sin': 82, 'hardlim': 86, 'exp': 82}           # test errors out of 900
@@ -40,6 +40,8 @@ NU_GRID = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
 L_GRID = [1000, 1200, 1500, 1800, 2000, 2500, 3000, 3500, 4000, 5000]
 # The paper's hidden nodes (Section 5): weights U(-1, 1), biases U(0, 1), on inputs scaled to [0, 1], no centring
 PAPER_NODES = dict(kernel='elm', weight_range=(-1.0, 1.0), bias_range=(0.0, 1.0), center=False)
+
+# %% ../../nbs/papers/05_ding2017.ipynb #71e2f9e7
 # name: (label, #train, SVM (C, k), nu-SVM (nu, k), OELM C, nu-OELM nu, Table 4 (mean, std) x 4, Table 5 (s, #SV) x 4);
 # k is Table 3's kernel parameter, read as gamma of exp(-gamma |x-z|^2) or as SVM-KM's sigma of
 # exp(-|x-z|^2/(2 sigma^2))
@@ -67,7 +69,7 @@ PAPER_UCI = {
 # IDA sets that are, with their benchmark training sizes (Rätsch et al. 2001)
 IDA_TRAIN = {'german': 700, 'image': 1300, 'twonorm': 400, 'waveform': 400, 'splice': 1000}
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #3e2f1897
 def gaussian_width(k, parametrisation):
     """γ of $\\exp(-\\gamma\\|x-z\\|^2)$ for Table 3's kernel parameter k: k itself, or SVM-KM's width σ = k.
 
@@ -89,7 +91,7 @@ def gaussian_width(k, parametrisation):
     """
     return k if parametrisation == 'gamma' else 1.0 / (2.0 * k * k)
 
-# %% ../../nbs/papers/05_ding2017.ipynb #d4f32c61
+# %% ../../nbs/papers/05_ding2017.ipynb #5ce0ffa9
 SVMKM_MEANS = ((0.3, 0.5), (-0.3, -0.5))
 
 
@@ -123,7 +125,7 @@ def svmkm_gaussian(n_train=300, n_test=900, sigma=0.5, random_state=0):
     Xte, yte = two_gaussians(n_test, sigma=sigma, means=SVMKM_MEANS, random_state=int(seeds[1]))
     return Xtr, ytr, Xte, yte
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #6e8392f7
 def bayes_accuracy(sigma=0.5):
     """The best possible accuracy on `svmkm_gaussian`: $\\Phi(\\|\\mu_+ - \\mu_-\\|/(2\\sigma))$.
 
@@ -142,7 +144,7 @@ def bayes_accuracy(sigma=0.5):
     """
     return float(norm.cdf(np.linalg.norm(np.subtract(*SVMKM_MEANS)) / (2 * sigma)))
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #b73dc643
 def _search_space(model, full, seed):
     """The estimator and grid of `model` for Section 5.1's search: SVM-KM's σ read as γ = 1/(2σ²) for SVM/ν-SVM;
     OELM and ν-OELM with L fixed ("we both set kernel parameter L of OELM and ν-OELM to be 2000")."""
@@ -158,7 +160,7 @@ def _search_space(model, full, seed):
     return (NuOELMClassifier(n_hidden=L, random_state=seed, **PAPER_NODES),
             {'nu': NU_GRID if full else [0.2, 0.4, 0.6, 0.8]})
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #c96e7ed2
 def gaussian_trial(trial, model, full=False, random_state=0):
     """One trial of Fig. 2 / Table 1 for one model: the parameters by grid search on a fresh draw of
     `svmkm_gaussian` (5-fold CV over the paper's grids with `full`, else 3-fold over coarse ones), then the final
@@ -195,7 +197,7 @@ def gaussian_trial(trial, model, full=False, random_state=0):
     return {'acc': 100 * np.mean(fitted.predict(Xte) == yte), 'fit_s': t2 - t1, 'total_s': t2 - t0,
             'params': search.best_params_}
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #d4f32c61
 def fig2_table(n_trials=3, full=False, random_state=0, n_jobs=1):
     """Fig. 2 / Table 1 over `n_trials` draws: mean accuracy, final fit time and total time (search + fit) of the four
     models beside the paper's total times; the trials run through `run_tasks` (`n_jobs` workers).
@@ -232,15 +234,20 @@ def fig2_table(n_trials=3, full=False, random_state=0, n_jobs=1):
               fit_s=float(np.mean([r['fit_s'] for r in rows])), accuracy=(float(acc.mean()), float(acc.std())))
     return t
 
-# %% ../../nbs/papers/05_ding2017.ipynb #0319227d
+# %% ../../nbs/papers/05_ding2017.ipynb #c6a26bc2
+def _paper_layer(n_hidden, random_state, activation='sigmoid'):
+    "The paper's hidden nodes, unfitted: weights U(-1, 1), biases U(0, 1) (Section 5)."
+    return RandomHiddenLayer(n_hidden, activation, weight_range=(-1.0, 1.0), bias_range=(0.0, 1.0),
+                             random_state=random_state)
+
+# %% ../../nbs/papers/05_ding2017.ipynb #5f592594
 def _paper_problem(random_state, n_hidden, activation='sigmoid'):
     "One draw of the generator, the paper's hidden layer on it and the ±1 targets: `(H, H_test, t, t_test)`."
     Xtr, ytr, Xte, yte = svmkm_gaussian(random_state=random_state)
-    layer = RandomHiddenLayer(n_hidden, activation, weight_range=(-1.0, 1.0), bias_range=(0.0, 1.0),
-                              random_state=random_state).fit(Xtr)
+    layer = _paper_layer(n_hidden, random_state, activation).fit(Xtr)
     return layer.transform(Xtr), layer.transform(Xte), ytr.astype(float), yte.astype(float)
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #7ec92020
 def node_type_errors(random_state=0, nu=0.5, n_hidden=2000):
     """Fig. 3: test errors (of 900) and #SV of ν-OELM with sigmoid, sin, hard-limit and exponential nodes on one
     draw of the generator (the paper's nodes, uncentred).
@@ -271,7 +278,89 @@ def node_type_errors(random_state=0, nu=0.5, n_hidden=2000):
         out[act] = {'errors': int(np.sum(m.predict(Xte) != yte)), 'n_sv': len(m.support_), 'model': m}
     return out
 
+# %% ../../nbs/papers/05_ding2017.ipynb #d476588f
+def fig3_table(nodes, n_hidden):
+    """Fig. 3 as a table: test errors (of 900) by hidden-node type beside the paper's.
 
+    Parameters
+    ----------
+    nodes : dict
+        From `node_type_errors`.
+    n_hidden : int
+        Their number of hidden nodes, for the title.
+
+    Returns
+    -------
+    ReproductionTable
+        One row per node type.
+
+    Examples
+    --------
+    >>> fig3_table(node_type_errors(n_hidden=100), 100)    # doctest: +SKIP
+    """
+    t = ReproductionTable(f'Fig. 3: ν-OELM (ν = 0.5, L = {n_hidden}) test errors of 900 by hidden-node type',
+                          columns=('paper', 'ours', 'n_sv'),
+                          note='one draw each; the Bayes rule makes about 110 errors of 900 on this generator')
+    for act, r in nodes.items():
+        t.add(act, paper=PAPER_FIG3_ERRORS[act], ours=r['errors'], n_sv=r['n_sv'])
+    return t
+
+# %% ../../nbs/papers/05_ding2017.ipynb #a08a0392
+def _boundary(ax, score, Xtr, ytr, sv, title, lim=2.0):
+    "One panel in the style of the paper's plots: SVM-KM's '+' and diamond markers, support vectors circled."
+    g = np.linspace(-lim, lim, 120)
+    G1, G2 = np.meshgrid(g, g)
+    Z = score(np.c_[G1.ravel(), G2.ravel()]).reshape(G1.shape)
+    ax.contourf(G1, G2, Z > 0, levels=1, alpha=0.15, cmap='coolwarm')
+    ax.contour(G1, G2, Z, levels=[0], colors='k', linewidths=1)
+    ax.scatter(*Xtr[ytr > 0].T, s=8, marker='+', c='tab:red', linewidths=0.7)
+    ax.scatter(*Xtr[ytr <= 0].T, s=6, marker='d', c='tab:blue')
+    ax.scatter(*Xtr[sv].T, s=16, facecolors='none', edgecolors='k', linewidths=0.5)
+    ax.set_title(title, fontsize=8)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+# %% ../../nbs/papers/05_ding2017.ipynb #479940cc
+def fig3_figure(nodes, random_state=0):
+    """Fig. 3: the decision boundaries and support vectors of `node_type_errors`'s four models.
+
+    Parameters
+    ----------
+    nodes : dict
+        From `node_type_errors`.
+    random_state : int, default=0
+        The draw `nodes` was computed on.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Labelled 'fig3_node_types'.
+
+    Examples
+    --------
+    >>> fig3_figure(node_type_errors(n_hidden=100)).get_label()     # doctest: +SKIP
+    'fig3_node_types'
+    """
+    import matplotlib.pyplot as plt
+    Xtr, ytr, _, _ = svmkm_gaussian(random_state=random_state)
+    fig, axes = plt.subplots(1, 4, figsize=(10, 2.8))
+    for ax, (act, r) in zip(axes, nodes.items()):
+        _boundary(ax, r['model'].decision_function, Xtr, ytr, r['model'].support_,
+                  f"{act}: {r['errors']} errors (paper {PAPER_FIG3_ERRORS[act]})")
+    fig.tight_layout()
+    fig.set_label('fig3_node_types')
+    return fig
+
+# %% ../../nbs/papers/05_ding2017.ipynb #a37b5a4f
+def _sweep_record(r, nu, H, Ht, t, tt, max_diag):
+    "One solve of the ν path: test accuracy (%), fractions of support and bound vectors, margin and ρ to its scale."
+    n = len(t)
+    beta = H.T @ (r.alpha * t)                                  # output weights, eq. 11
+    return {'acc': 100 * np.mean(np.where(Ht @ beta > 0, 1.0, -1.0) == tt),
+            'sv_frac': float(np.mean(r.alpha > 0)), 'bound_frac': float(np.mean(r.alpha >= 1 / n)),
+            'margin': r.rho / max(np.linalg.norm(beta), 1e-300), 'rho_rel': r.rho / (nu * max_diag)}
+
+# %% ../../nbs/papers/05_ding2017.ipynb #b5beb517
 def nu_sweep_draw(draw, nus=tuple(PAPER_FIG4_ACC), n_hidden=2000, ridge=0.0):
     """Fig. 4 on one draw: the ν path of the paper's ν-OELM (each solve warm-started); per ν the test accuracy,
     the fractions of support vectors and of margin errors (α = 1/N), the margin ρ/‖β‖ and ρ relative to its
@@ -299,20 +388,15 @@ def nu_sweep_draw(draw, nus=tuple(PAPER_FIG4_ACC), n_hidden=2000, ridge=0.0):
     H, Ht, t, tt = _paper_problem(draw, n_hidden)
     K = H @ H.T
     K[np.diag_indices_from(K)] += ridge * K.diagonal().mean()
-    n = len(t)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', MarginCollapseWarning)
         path = nu_oelm_path(t[:, None] * K * t[None, :], nus)
     out = {}
     for nu, r in zip(nus, path):
-        beta = H.T @ (r.alpha * t)                                  # output weights, eq. 11
-        out[nu] = {'acc': 100 * np.mean(np.where(Ht @ beta > 0, 1.0, -1.0) == tt),
-                   'sv_frac': float(np.mean(r.alpha > 0)), 'bound_frac': float(np.mean(r.alpha >= 1 / n)),
-                   'margin': r.rho / max(np.linalg.norm(beta), 1e-300),
-                   'rho_rel': r.rho / (nu * K.diagonal().max())}
+        out[nu] = _sweep_record(r, nu, H, Ht, t, tt, K.diagonal().max())
     return out
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #0319227d
 def fig4_table(n_draws=10, n_hidden=2000, random_state=0, n_jobs=1):
     """Fig. 4: ν-OELM's accuracy along ν over `n_draws` draws (mean ± std) beside the paper's, the fractions of
     support vectors and of bound variables, and how many draws collapsed.
@@ -345,53 +429,7 @@ def fig4_table(n_draws=10, n_hidden=2000, random_state=0, n_jobs=1):
               collapsed_draws=int(sum(o[nu]['rho_rel'] <= 1e-7 for o in out)))
     return t
 
-# %% ../../nbs/papers/05_ding2017.ipynb #d476588f
-def _boundary(ax, score, Xtr, ytr, sv, title, lim=2.0):
-    "One panel in the style of the paper's plots: SVM-KM's '+' and diamond markers, support vectors circled."
-    g = np.linspace(-lim, lim, 120)
-    G1, G2 = np.meshgrid(g, g)
-    Z = score(np.c_[G1.ravel(), G2.ravel()]).reshape(G1.shape)
-    ax.contourf(G1, G2, Z > 0, levels=1, alpha=0.15, cmap='coolwarm')
-    ax.contour(G1, G2, Z, levels=[0], colors='k', linewidths=1)
-    ax.scatter(*Xtr[ytr > 0].T, s=8, marker='+', c='tab:red', linewidths=0.7)
-    ax.scatter(*Xtr[ytr <= 0].T, s=6, marker='d', c='tab:blue')
-    ax.scatter(*Xtr[sv].T, s=16, facecolors='none', edgecolors='k', linewidths=0.5)
-    ax.set_title(title, fontsize=8)
-    ax.set_xticks([])
-    ax.set_yticks([])
-
-
-def fig3_figure(nodes, random_state=0):
-    """Fig. 3: the decision boundaries and support vectors of `node_type_errors`'s four models.
-
-    Parameters
-    ----------
-    nodes : dict
-        From `node_type_errors`.
-    random_state : int, default=0
-        The draw `nodes` was computed on.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Labelled 'fig3_node_types'.
-
-    Examples
-    --------
-    >>> fig3_figure(node_type_errors(n_hidden=100)).get_label()     # doctest: +SKIP
-    'fig3_node_types'
-    """
-    import matplotlib.pyplot as plt
-    Xtr, ytr, _, _ = svmkm_gaussian(random_state=random_state)
-    fig, axes = plt.subplots(1, 4, figsize=(10, 2.8))
-    for ax, (act, r) in zip(axes, nodes.items()):
-        _boundary(ax, r['model'].decision_function, Xtr, ytr, r['model'].support_,
-                  f"{act}: {r['errors']} errors (paper {PAPER_FIG3_ERRORS[act]})")
-    fig.tight_layout()
-    fig.set_label('fig3_node_types')
-    return fig
-
-
+# %% ../../nbs/papers/05_ding2017.ipynb #8bc9c406
 def fig4_figure(random_state=0, n_hidden=2000, nus=tuple(PAPER_FIG4_ACC)):
     """Fig. 4: ν-OELM's boundary and support vectors along ν on one draw (the paper's nodes, uncentred).
 
@@ -412,8 +450,7 @@ def fig4_figure(random_state=0, n_hidden=2000, nus=tuple(PAPER_FIG4_ACC)):
     """
     import matplotlib.pyplot as plt
     Xtr, ytr, Xte, yte = svmkm_gaussian(random_state=random_state)
-    layer = RandomHiddenLayer(n_hidden, 'sigmoid', weight_range=(-1.0, 1.0), bias_range=(0.0, 1.0),
-                              random_state=random_state).fit(Xtr)
+    layer = _paper_layer(n_hidden, random_state).fit(Xtr)
     H, t = layer.transform(Xtr), ytr.astype(float)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', MarginCollapseWarning)
@@ -429,34 +466,16 @@ def fig4_figure(random_state=0, n_hidden=2000, nus=tuple(PAPER_FIG4_ACC)):
     fig.set_label('fig4_nu_sweep')
     return fig
 
+# %% ../../nbs/papers/05_ding2017.ipynb #5a40aad3
+def _nu_one_data(preparation, random_state):
+    "The paper's draw, or the unbalanced 'previous' one (1200 points around ±(1, 1), split 300/900, rescaled)."
+    if preparation == 'paper':
+        return svmkm_gaussian(random_state=random_state)
+    X, y = two_gaussians(1200, sigma=1.2, random_state=random_state)
+    scaler = MinMaxScaler().fit(X[:300])
+    return scaler.transform(X[:300]), y[:300], scaler.transform(X[300:]), y[300:]
 
-def fig3_table(nodes, n_hidden):
-    """Fig. 3 as a table: test errors (of 900) by hidden-node type beside the paper's.
-
-    Parameters
-    ----------
-    nodes : dict
-        From `node_type_errors`.
-    n_hidden : int
-        Their number of hidden nodes, for the title.
-
-    Returns
-    -------
-    ReproductionTable
-        One row per node type.
-
-    Examples
-    --------
-    >>> fig3_table(node_type_errors(n_hidden=100), 100)    # doctest: +SKIP
-    """
-    t = ReproductionTable(f'Fig. 3: ν-OELM (ν = 0.5, L = {n_hidden}) test errors of 900 by hidden-node type',
-                          columns=('paper', 'ours', 'n_sv'),
-                          note='one draw each; the Bayes rule makes about 110 errors of 900 on this generator')
-    for act, r in nodes.items():
-        t.add(act, paper=PAPER_FIG3_ERRORS[act], ours=r['errors'], n_sv=r['n_sv'])
-    return t
-
-# %% ../../nbs/papers/05_ding2017.ipynb #a6432ec8
+# %% ../../nbs/papers/05_ding2017.ipynb #301bcf31
 def nu_one_decomposition(preparation, random_state=0, n_hidden=1000):
     """ν = 1 forces every $\\alpha_i = 1/N$, so $\\boldsymbol\\beta = (N_+\\bar h_+ - N_-\\bar h_-)/N$ whatever the
     data.
@@ -466,7 +485,7 @@ def nu_one_decomposition(preparation, random_state=0, n_hidden=1000):
     Parameters
     ----------
     preparation : {'paper', 'previous', 'previous, centred'}
-        'paper': `svmkm_gaussian`; 'previous': this package's former set-up (1200 points around ±(1, 1), σ = 1.2,
+        'paper': `svmkm_gaussian`; 'previous': an unbalanced set-up (1200 points around ±(1, 1), σ = 1.2,
         split 300/900, so the training classes are not balanced, inputs rescaled to [0, 1]); 'previous, centred':
         the same with the hidden features centred.
     random_state, n_hidden : int, default=0, 1000
@@ -481,14 +500,8 @@ def nu_one_decomposition(preparation, random_state=0, n_hidden=1000):
     >>> nu_one_decomposition('paper', n_hidden=100)['n_pos_minus_neg']
     0
     """
-    if preparation == 'paper':
-        Xtr, ytr, Xte, yte = svmkm_gaussian(random_state=random_state)
-    else:
-        X, y = two_gaussians(1200, sigma=1.2, random_state=random_state)
-        scaler = MinMaxScaler().fit(X[:300])
-        Xtr, ytr, Xte, yte = scaler.transform(X[:300]), y[:300], scaler.transform(X[300:]), y[300:]
-    layer = RandomHiddenLayer(n_hidden, 'sigmoid', weight_range=(-1.0, 1.0), bias_range=(0.0, 1.0),
-                              random_state=random_state).fit(Xtr)
+    Xtr, ytr, Xte, yte = _nu_one_data(preparation, random_state)
+    layer = _paper_layer(n_hidden, random_state).fit(Xtr)
     H, Ht = layer.transform(Xtr), layer.transform(Xte)
     if preparation.endswith('centred'):
         mean = H.mean(axis=0)
@@ -499,9 +512,10 @@ def nu_one_decomposition(preparation, random_state=0, n_hidden=1000):
             'constant': float(f.mean()), 'separating_std': float(f.std()),
             'accuracy': 100 * float(np.mean(np.where(f > 0, 1, -1) == yte))}
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #8121ec48
 def nu_one_table(draws=5, n_hidden=1000, random_state=0):
-    """The measured decomposition of the ν = 1 scores, for the paper's generator and the previous set-up.
+    """The measured decomposition of the ν = 1 scores, for the paper's generator and the unbalanced
+    'previous' set-up.
 
     Parameters
     ----------
@@ -516,7 +530,7 @@ def nu_one_table(draws=5, n_hidden=1000, random_state=0):
     >>> nu_one_table(1, n_hidden=100).columns[0]
     'N_pos_minus_N_neg'
     """
-    t = Table(f'Why ν = 1 classified at chance before: mean over {draws} draws of the ν = 1 scores f(x) split into '
+    t = Table(f'Why ν = 1 can classify at chance: mean over {draws} draws of the ν = 1 scores f(x) split into '
               f'a constant and a class-separating part (L = {n_hidden})',
               columns=('N_pos_minus_N_neg', 'mean_sq_norm_h', 'constant', 'separating_std', 'accuracy'),
               note='N_pos_minus_N_neg: mean |N+ - N-| of the training classes')
@@ -527,7 +541,13 @@ def nu_one_table(draws=5, n_hidden=1000, random_state=0):
                                                                     'accuracy')})
     return t
 
+# %% ../../nbs/papers/05_ding2017.ipynb #842fc70d
+def _numerical_rank(K):
+    "(eigenvalues of the symmetric K above 1e-7 of the largest, the order of K)."
+    eig = np.linalg.eigvalsh(K)[::-1]
+    return int(np.sum(eig > 1e-7 * eig[0])), len(eig)
 
+# %% ../../nbs/papers/05_ding2017.ipynb #a6432ec8
 def degenerate_table(draws=10, n_hidden=2000, ridges=(0.0, 1e-8, 1e-6, 1e-4), random_state=0, n_jobs=1):
     """ν = 0.1 on the generator: the numerical rank of the ELM kernel, the collapsed margin, and the accuracy
     with the tie-break ridge of `NuOELMClassifier(ridge=...)` (added to diag K relative to its mean).
@@ -548,10 +568,9 @@ def degenerate_table(draws=10, n_hidden=2000, ridges=(0.0, 1e-8, 1e-6, 1e-4), ra
     >>> degenerate_table(1, 200, ridges=(0.0,))     # doctest: +SKIP
     """
     H, _, _, _ = _paper_problem(random_state, n_hidden)
-    eig = np.linalg.eigvalsh(H @ H.T)[::-1]
-    rank = int(np.sum(eig > 1e-7 * eig[0]))
+    rank, size = _numerical_rank(H @ H.T)
     t = Table(f'ν = 0.1 on the two Gaussians (L = {n_hidden}, {draws} draws): K has {rank} eigenvalues above 1e-7 of '
-              f'the largest (of {len(eig)}), so a feasible α with Qα ≈ 0 exists and the margin collapses',
+              f'the largest (of {size}), so a feasible α with Qα ≈ 0 exists and the margin collapses',
               columns=('accuracy', 'collapsed_draws', 'rho_rel_median'),
               note='ridge: added to diag K relative to its mean (NuOELMClassifier(ridge=...)); rho_rel: ρ / (ν max '
                    'diag K); paper: 83.67 %')
@@ -564,7 +583,7 @@ def degenerate_table(draws=10, n_hidden=2000, ridges=(0.0, 1e-8, 1e-6, 1e-4), ra
               collapsed_draws=int(np.sum(rho <= 1e-7)), rho_rel_median=float(np.median(rho)))
     return t
 
-# %% ../../nbs/papers/05_ding2017.ipynb #7f2dad79
+# %% ../../nbs/papers/05_ding2017.ipynb #747f0865
 UCI_MODELS = ('SVM (gamma)', 'SVM (svmkm)', 'SVM (tuned)', 'nu-SVM (gamma)', 'nu-SVM (svmkm)', 'nu-SVM (tuned)',
               'OELM', 'nu-OELM', 'nu-OELM (centred)')
 
@@ -578,7 +597,7 @@ def _paper_split(name, split, n_train, random_state):
     # test inputs outside the training range are clipped to [-1, 2] (keeps 'exp' nodes finite)
     return scaler.transform(X[tr]), y[tr], np.clip(scaler.transform(X[te]), -1.0, 2.0), y[te]
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #bf7e2fbc
 def _uci_models(name, full, seed):
     "The Table 3 models in both readings of the kernel parameter, the CV-tuned baselines and ν-OELM (two forms)."
     _, _, (C, k), (nus, ks), C_oelm, nu = PAPER_UCI[name][:6]
@@ -598,12 +617,24 @@ def _uci_models(name, full, seed):
             'nu-OELM (centred)': NuOELMClassifier(nu=nu, n_hidden=L, random_state=seed,
                                                   **{**PAPER_NODES, 'center': True})}
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #a33c8365
 def _n_sv(model):
     "Number of support vectors of a fitted SVC/NuSVC/ν-OELM (or of the refit of a grid search)."
     return len(getattr(model, 'best_estimator_', model).support_)
 
+# %% ../../nbs/papers/05_ding2017.ipynb #169a96f8
+def _fit_scored(est, Xtr, ytr, Xte, yte):
+    "(test accuracy %, seconds to fit and predict, #SV) of one model; NaN where it refuses its parameters."
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        try:
+            t0 = time.perf_counter()
+            est.fit(Xtr, ytr)
+            return (100 * np.mean(est.predict(Xte) == yte), time.perf_counter() - t0, _n_sv(est))
+        except ValueError:                                      # infeasible nu (LIBSVM's NuSVC or ours)
+            return (np.nan, np.nan, np.nan)
 
+# %% ../../nbs/papers/05_ding2017.ipynb #402c0812
 def uci_split(name, split, full=False, random_state=0):
     """One random split of Tables 4-5 for the data set `name`: accuracy (%), fit time (s) and #SV of each model of
     `UCI_MODELS`, NaN where a model refuses the paper's parameters (an infeasible ν).
@@ -631,17 +662,10 @@ def uci_split(name, split, full=False, random_state=0):
     Xtr, ytr, Xte, yte = _paper_split(name, split, PAPER_UCI[name][1], random_state)
     out = {}
     for label, est in _uci_models(name, full, random_state + split).items():
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore')
-            try:
-                t0 = time.perf_counter()
-                est.fit(Xtr, ytr)
-                out[label] = (100 * np.mean(est.predict(Xte) == yte), time.perf_counter() - t0, _n_sv(est))
-            except ValueError:                                      # infeasible nu (LIBSVM's NuSVC or ours)
-                out[label] = (np.nan, np.nan, np.nan)
+        out[label] = _fit_scored(est, Xtr, ytr, Xte, yte)
     return out
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #c977a3dc
 def uci_results(n_splits=10, full=False, random_state=0, n_jobs=1, datasets=None):
     """Every split of every data set of `PAPER_UCI`, through `run_tasks`.
 
@@ -669,7 +693,7 @@ def uci_results(n_splits=10, full=False, random_state=0, n_jobs=1, datasets=None
     return {name: {m: np.array([o[m] for (nm, _, _, _), o in zip(tasks, out) if nm == name]) for m in UCI_MODELS}
             for name in names}
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #60acbbc6
 _PAPER_COLUMN = {'SVM': 0, 'nu-SVM': 1, 'OELM': 2, 'nu-OELM': 3}
 
 
@@ -683,7 +707,7 @@ def _verdict(ours, other):
         return f'no sig. diff. (p={p:.2g})'
     return ('ν-OELM better' if stat > 0 else 'ν-OELM worse') + f' (p={p:.2g})'
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #b3c487d4
 def table4(results):
     """Table 4: accuracy (mean, std over the splits) beside the paper's; SVM and ν-SVM with Table 3's parameter read
     both ways and tuned by cross-validation; the t-test of ν-OELM against the tuned baselines and OELM.
@@ -720,7 +744,7 @@ def table4(results):
             t.add(f'{label} / {m}', paper=paper_value, ours=ours, ttest_vs_nu_OELM=tt)
     return t
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #7f2dad79
 def table5(results):
     """Table 5: mean fit time and #SV beside the paper's, flagging the paper's #SV that eq. 27 rules out (#SV ≥ νN).
 
@@ -741,7 +765,7 @@ def table5(results):
     t = ReproductionTable('Table 5: mean training time (s) and #SV', columns=('paper_s', 'ours_s', 'paper_sv',
                                                                              'ours_sv'),
                           compare=('ours_sv', 'paper_sv'),
-                          note='times: MATLAB on a 2008 PC vs Python on a shared 2-core machine (not comparable)')
+                          note='times: MATLAB on a 2008 PC vs Python on a 2-core machine (not comparable)')
     for name, res in results.items():
         label, n_train, nu = PAPER_UCI[name][0], PAPER_UCI[name][1], PAPER_UCI[name][5]
         for m, col in (('SVM (gamma)', 0), ('nu-SVM (gamma)', 1), ('OELM', 2), ('nu-OELM', 3)):
@@ -753,7 +777,7 @@ def table5(results):
                   paper_sv=paper_sv, ours_sv=float(np.nanmean(res[m][:, 2])))
     return t
 
-# %% ../../nbs/papers/05_ding2017.ipynb #4a15242a
+# %% ../../nbs/papers/05_ding2017.ipynb #3357b5f0
 def _elm_nu_accuracy(H, Ht, t, tt, nu):
     "Test accuracy (%) and majority share of the predictions of eq. 27 solved on H Hᵀ with no feasibility guard."
     with warnings.catch_warnings():
@@ -762,7 +786,21 @@ def _elm_nu_accuracy(H, Ht, t, tt, nu):
     pred = np.where(Ht @ (H.T @ (r.alpha * t)) > 0, 1.0, -1.0)
     return 100 * np.mean(pred == tt), 100 * max(np.mean(pred > 0), np.mean(pred < 0))
 
+# %% ../../nbs/papers/05_ding2017.ipynb #922d078f
+def _ionosphere_row(nu, H, Ht, t, tt, limit):
+    "One ν: eq. 27 uncentred (with its majority share) and centred, whether the guard refuses ν, ν-SVM on H Hᵀ."
+    Hc, Htc = H - H.mean(axis=0), Ht - H.mean(axis=0)
+    row = {}
+    row['uncentred'], row['majority_share'] = _elm_nu_accuracy(H, Ht, t, tt, nu)
+    row['centred'] = _elm_nu_accuracy(Hc, Htc, t, tt, nu)[0]
+    row['refused'] = nu > limit                               # NuOELMClassifier raises there
+    try:
+        row['nu-SVM'] = 100 * np.mean(NuSVC(nu=nu, kernel='precomputed').fit(H @ H.T, t).predict(Ht @ H.T) == tt)
+    except ValueError:
+        row['nu-SVM'] = np.nan
+    return row
 
+# %% ../../nbs/papers/05_ding2017.ipynb #c2428b8b
 def ionosphere_split(split, nus=(0.1, 0.3, 0.5, 0.7, 0.9), n_hidden=2000, random_state=0):
     """Ionosphere with the paper's 100 training points, one split: accuracy (%) along ν of the paper's eq. 27
     solved without the feasibility guard (and the share of its majority prediction), of the centred model, and of
@@ -786,24 +824,20 @@ def ionosphere_split(split, nus=(0.1, 0.3, 0.5, 0.7, 0.9), n_hidden=2000, random
     """
     Xtr, ytr, Xte, yte = _paper_split('ionosphere', split, 100, random_state)
     t, tt = encode_labels(ytr)[0][:, 0], encode_labels(yte)[0][:, 0]
-    layer = RandomHiddenLayer(n_hidden, 'sigmoid', weight_range=(-1.0, 1.0), bias_range=(0.0, 1.0),
-                              random_state=random_state + split).fit(Xtr)
+    layer = _paper_layer(n_hidden, random_state + split).fit(Xtr)
     H, Ht = layer.transform(Xtr), layer.transform(Xte)
-    Hc, Htc = H - H.mean(axis=0), Ht - H.mean(axis=0)
     out = {'limit': 2 * min(np.mean(t > 0), np.mean(t < 0))}
     for nu in nus:
-        row = {}
-        row['uncentred'], row['majority_share'] = _elm_nu_accuracy(H, Ht, t, tt, nu)
-        row['centred'] = _elm_nu_accuracy(Hc, Htc, t, tt, nu)[0]
-        row['refused'] = nu > out['limit']                        # NuOELMClassifier raises there
-        try:
-            row['nu-SVM'] = 100 * np.mean(NuSVC(nu=nu, kernel='precomputed').fit(H @ H.T, t).predict(Ht @ H.T) == tt)
-        except ValueError:
-            row['nu-SVM'] = np.nan
-        out[nu] = row
+        out[nu] = _ionosphere_row(nu, H, Ht, t, tt, out['limit'])
     return out
 
+# %% ../../nbs/papers/05_ding2017.ipynb #38d978fd
+def _split_mean(out, nu, key):
+    "Mean of one entry over the splits, NaN left out; None where every split has NaN."
+    values = [o[nu][key] for o in out]
+    return None if all(np.isnan(v) for v in values) else float(np.nanmean(values))
 
+# %% ../../nbs/papers/05_ding2017.ipynb #4a15242a
 def ionosphere_table(n_splits=10, nus=(0.1, 0.3, 0.5, 0.7, 0.9), n_hidden=2000, random_state=0, n_jobs=1):
     """The Ionosphere gap: accuracy along ν against the feasibility limit ν ≤ 2 min(class share), with the
     centring option and ν-SVM on the same kernel (means over the splits, run through `run_tasks`).
@@ -835,14 +869,13 @@ def ionosphere_table(n_splits=10, nus=(0.1, 0.3, 0.5, 0.7, 0.9), n_hidden=2000, 
                                'class; nu_SVM_same_kernel: NuSVC (with a bias) on H Hᵀ, NaN where LIBSVM refuses '
                                'ν; paper: 90.13 % at ν = 0.7 (Table 3)')
     for nu in nus:
-        mean = lambda key: float(np.nanmean([o[nu][key] for o in out])) if not all(
-            np.isnan(o[nu][key]) for o in out) else None
+        mean = lambda key: _split_mean(out, nu, key)
         t.add(f'nu={nu}' + (' (refused)' if any(o[nu]['refused'] for o in out) else ''),
               paper=90.13 if nu == 0.7 else None, uncentred=mean('uncentred'),
               majority_share=mean('majority_share'), centred=mean('centred'), nu_SVM_same_kernel=mean('nu-SVM'))
     return t
 
-# %% ../../nbs/papers/05_ding2017.ipynb #1701cfe9
+# %% ../../nbs/papers/05_ding2017.ipynb #06f80a22
 CLAIM_SETS = tuple(PAPER_UCI) + tuple(IDA_TRAIN)
 
 
@@ -863,7 +896,7 @@ def _claim_search(model, full, seed):
     return NuOELMClassifier(random_state=seed, **PAPER_NODES), {'nu': pick([0.1, 0.3, 0.5, 0.7, 0.9]),
                                                                 'n_hidden': Ls}
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #62d203ea
 def claim_task(name, split, model, full=False, random_state=0):
     """One outer split of the claim check for one model: a random stratified split with the paper's (or IDA's, at
     most 1000) training size scaled to [0, 1], parameters by 3-fold grid search on the training part, the test
@@ -902,7 +935,15 @@ def claim_task(name, split, model, full=False, random_state=0):
             return {'acc': 0.0, 'params': None}
     return {'acc': 100 * np.mean(search.predict(Xte) == yte), 'params': search.best_params_}
 
+# %% ../../nbs/papers/05_ding2017.ipynb #af4d6a97
+def _claim_verdict(acc, nm):
+    "ν-OELM against the better of SVM and ν-SVM on one set: (that model, better/tie/worse, mean difference, p)."
+    best = max(('SVM', 'nu-SVM'), key=lambda m: np.mean(acc[nm, m]))
+    stat, p = paired_ttest(np.array(acc[nm, 'nu-OELM']), np.array(acc[nm, best]))
+    verdict = 'tie' if p >= 0.05 or not np.isfinite(p) else ('better' if stat > 0 else 'worse')
+    return best, verdict, np.mean(acc[nm, 'nu-OELM']) - np.mean(acc[nm, best]), p
 
+# %% ../../nbs/papers/05_ding2017.ipynb #1701cfe9
 def claim_table(datasets=CLAIM_SETS, n_splits=5, full=False, random_state=0, n_jobs=1):
     """The claim "ν-OELM achieves better performance than SVM and ν-SVM on most sets", checked with the same nested
     protocol for the four models; ν-OELM against the better of SVM and ν-SVM by a paired t-test.
@@ -940,17 +981,23 @@ def claim_table(datasets=CLAIM_SETS, n_splits=5, full=False, random_state=0, n_j
     counts = {'better': 0, 'tie': 0, 'worse': 0}
     for nm in datasets:
         values = {m.replace('-', '_'): (float(np.mean(acc[nm, m])), float(np.std(acc[nm, m]))) for m in MODELS}
-        best = max(('SVM', 'nu-SVM'), key=lambda m: np.mean(acc[nm, m]))
-        stat, p = paired_ttest(np.array(acc[nm, 'nu-OELM']), np.array(acc[nm, best]))
-        verdict = 'tie' if p >= 0.05 or not np.isfinite(p) else ('better' if stat > 0 else 'worse')
+        best, verdict, diff, p = _claim_verdict(acc, nm)
         counts[verdict] += 1
-        diff = np.mean(acc[nm, 'nu-OELM']) - np.mean(acc[nm, best])
         t.add(nm, **values, nu_OELM_vs_best_SVM=f"{'tie with' if verdict == 'tie' else verdict + ' than'} {best} "
                                                 f"({diff:+.2f}, p={p:.2g})",
               nu_chosen=', '.join(f'{v:g}' for v in sorted(set(nus[nm]))))
     return t, counts
 
-# %% ../../nbs/papers/05_ding2017.ipynb #3c5044f0
+# %% ../../nbs/papers/05_ding2017.ipynb #bc3490cf
+def _bench_kernel(kernel, X):
+    "The benchmark's kernel matrix on X: the paper's sigmoid ELM kernel (L = 1000) or Frénay's asymptotic one."
+    from kelm_nb.kernels import asymptotic_elm_kernel
+    if kernel == 'sigmoid':
+        H = _paper_layer(1000, 0).fit_transform(X)
+        return H @ H.T
+    return asymptotic_elm_kernel(X, X, sigma_w=1.0)
+
+# %% ../../nbs/papers/05_ding2017.ipynb #6d80ad1c
 BENCH_N = (1000, 2000, 4000)
 BENCH_NUS = (0.1, 0.5, 0.9)
 BENCH_KERNELS = ('sigmoid', 'asymptotic', 'asymptotic-twonorm')
@@ -976,24 +1023,18 @@ def bench_problem(kernel, n):
     >>> bench_problem('asymptotic', 50).shape
     (50, 50)
     """
-    from kelm_nb.kernels import asymptotic_elm_kernel
     if (kernel, n) not in _BENCH_PROBLEMS:
         X, y = load_dataset('twonorm' if kernel.endswith('twonorm') else 'banana')
         X, y = np.ascontiguousarray(X[:n], dtype=np.float64), y[:n]
         if kernel.endswith('twonorm'):
             X = (X - X.mean(axis=0)) / X.std(axis=0)
         t = encode_labels(y)[0][:, 0]
-        if kernel == 'sigmoid':
-            H = RandomHiddenLayer(1000, 'sigmoid', weight_range=(-1.0, 1.0), bias_range=(0.0, 1.0),
-                                  random_state=0).fit_transform(X)
-            K = H @ H.T
-        else:
-            K = asymptotic_elm_kernel(X, X, sigma_w=1.0)
+        K = _bench_kernel(kernel, X)
         _BENCH_PROBLEMS.clear()                                     # keep one (up to 128 MB) matrix at a time
         _BENCH_PROBLEMS[kernel, n] = np.ascontiguousarray(t[:, None] * K * t[None, :])
     return _BENCH_PROBLEMS[kernel, n]
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #a2bfe591
 def _libsvm_alpha(Q, nu, tol=1e-3):
     "LIBSVM's solution of eq. 27 (`OneClassSVM` on the precomputed Q, its default tolerance), as α."
     oc = OneClassSVM(kernel='precomputed', nu=nu, tol=tol).fit(Q)
@@ -1001,7 +1042,7 @@ def _libsvm_alpha(Q, nu, tol=1e-3):
     a[oc.support_] = oc.dual_coef_.ravel() / len(Q)
     return a
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #4a913f7f
 def _objective_quality(problems, alphas_ours, alphas_peer, rhos):
     "Objectives of both solutions on the same float64 Q, relative to LIBSVM's and to the scale ν² max diag Q."
     f_o = np.array([0.5 * a @ Q @ a for a, (Q, _) in zip(alphas_ours, problems)])
@@ -1013,7 +1054,7 @@ def _objective_quality(problems, alphas_ours, alphas_peer, rhos):
             if np.any(~degenerate) else 0.0,
             'n_degenerate': int(degenerate.sum()), 'n_ours_lower': int(np.sum(f_o <= f_p))}
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #9d6d5021
 def solve_case(problems, quick=False):
     """A `BenchCase` timing `nu_oelm_active_set` against `OneClassSVM(kernel='precomputed')` on the same problems;
     its quality figures compare the objectives.
@@ -1049,13 +1090,13 @@ def solve_case(problems, quick=False):
     return BenchCase(ours=ours, peer=peer, quality=lambda a, b: _objective_quality(problems, a, b, rhos),
                      repeats=1 if quick else 3)
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #6c12e5d2
 def _pair_factory(kernel, nu, n):
     def factory(quick=False):
         return solve_case([(bench_problem(kernel, min(n, 500) if quick else n), nu)], quick)
     return factory
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #402051c1
 @bench_case('nu_oelm_solve', target='ratio <= 1.0 and max_obj_excess_rel <= 1e-8',
             description='nu_oelm_active_set (eq. 27) vs OneClassSVM(kernel=precomputed) on the same Q = TKT, banana '
                         'N=2000, nu in {0.1, 0.5, 0.9}, sigmoid ELM kernel L=1000 and asymptotic kernel (summed)')
@@ -1063,7 +1104,7 @@ def _nu_oelm_solve_case(quick=False):
     n = 300 if quick else 2000
     return solve_case([(bench_problem(k, n), nu) for k in ('sigmoid', 'asymptotic') for nu in BENCH_NUS], quick)
 
-
+# %% ../../nbs/papers/05_ding2017.ipynb #4807417d
 for _kernel in BENCH_KERNELS:
     for _n in BENCH_N:
         for _nu in BENCH_NUS:
@@ -1071,7 +1112,23 @@ for _kernel in BENCH_KERNELS:
                        description=f'one (kernel, nu, N) pair of nu_oelm_solve: {_kernel} kernel, nu={_nu}, '
                                    f'N={_n}')(_pair_factory(_kernel, _nu, _n))
 
+# %% ../../nbs/papers/05_ding2017.ipynb #1412473a
+def _time_pair(Q, nu, repeats):
+    "Ours and LIBSVM on Q, interleaved on one thread after a warm-up: (result, LIBSVM's α, our times, its times)."
+    t_o, t_p = [], []
+    with single_threaded(), warnings.catch_warnings():
+        warnings.simplefilter('ignore', MarginCollapseWarning)
+        r, a = nu_oelm_active_set(Q, nu), _libsvm_alpha(Q, nu)
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            r = nu_oelm_active_set(Q, nu)
+            t1 = time.perf_counter()
+            a = _libsvm_alpha(Q, nu)
+            t_o.append(t1 - t0)
+            t_p.append(time.perf_counter() - t1)
+    return r, a, t_o, t_p
 
+# %% ../../nbs/papers/05_ding2017.ipynb #3c5044f0
 def solver_bench_table(kernels=BENCH_KERNELS, sizes=BENCH_N, nus=BENCH_NUS, repeats=3):
     """Every (kernel, ν, N) pair timed side by side with LIBSVM, interleaved, on one thread (median of `repeats`
     wall-clock times after a warm-up), with both objectives; problems whose margin collapses go to a second table.
@@ -1105,17 +1162,7 @@ def solver_bench_table(kernels=BENCH_KERNELS, sizes=BENCH_N, nus=BENCH_NUS, repe
         for n in sizes:
             for nu in nus:
                 Q = bench_problem(kernel, n)
-                t_o, t_p = [], []
-                with single_threaded(), warnings.catch_warnings():
-                    warnings.simplefilter('ignore', MarginCollapseWarning)
-                    r, a = nu_oelm_active_set(Q, nu), _libsvm_alpha(Q, nu)
-                    for _ in range(repeats):
-                        t0 = time.perf_counter()
-                        r = nu_oelm_active_set(Q, nu)
-                        t1 = time.perf_counter()
-                        a = _libsvm_alpha(Q, nu)
-                        t_o.append(t1 - t0)
-                        t_p.append(time.perf_counter() - t1)
+                r, a, t_o, t_p = _time_pair(Q, nu, repeats)
                 f_o, f_p = 0.5 * r.alpha @ Q @ r.alpha, 0.5 * a @ Q @ a
                 scale = nu * Q.diagonal().max()
                 table = tables[1] if r.rho <= 1e-7 * scale else tables[0]

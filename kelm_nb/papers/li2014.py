@@ -4,12 +4,12 @@
 
 # %% auto #0
 __all__ = ['PAPER_KERNELS', 'PAPER_T1', 'PAPER_NAMES', 'PAPER_T2', 'PAPER_T3', 'FUSE_SIGMA2', 'PAPER_T4', 'CS',
-           'MKL_HELP_METHODS', 'majority_ceiling', 'waveform_bayes_error', 'table3_consistency', 'impossibility_table',
+           'MKL_HELP_METHODS', 'majority_ceiling', 'waveform_bayes_error', 'impossibility_table', 'table3_consistency',
            'easymkl_weights', 'meb_radius2', 'mkelm_meb', 'MEBClassifier', 'run_split', 'run_table2_3', 'table2',
            'table3', 'mkl_help_table', 'feature_group_rbf', 'table4', 'timing_vs_samples', 'timing_vs_kernels',
-           'timing_vs_classes', 'solver_speed_table', 'plot_timings', 'reproduce']
+           'timing_vs_classes', 'plot_timings', 'solver_speed_table', 'reproduce']
 
-# %% ../../nbs/papers/06_li2014.ipynb #ca178bee
+# %% ../../nbs/papers/06_li2014.ipynb #61625f2f
 import time
 import warnings
 
@@ -22,6 +22,7 @@ from ..core import (ELMClassifier, KernelELMClassifier, encode_labels, limit_bla
 from ..experiments import (BenchCase, ReproductionTable, Table, bench_case, run_tasks, single_threaded)
 from ..mkl import (GaussianKernelBank, MKLELMClassifier, kernel_matrices, newton_mkl, qcqp_mkl, silp_mkl)
 
+# %% ../../nbs/papers/06_li2014.ipynb #c82836ab
 PAPER_KERNELS = (('poly', {'degree': 2, 'gamma': 1.0, 'coef0': 1.0}), ('rbf', {'gamma': 1 / 20}),
                  ('linear', {}), ('laplacian', {'gamma': 1 / 5}))
 # Table 1: train / test sizes (IDA realisations); ringnorm is not bundled (no source of the IDA version was found)
@@ -31,6 +32,8 @@ PAPER_T1 = {'banana': (400, 4900), 'breast_cancer': (200, 77), 'titanic': (150, 
 PAPER_NAMES = {'banana': 'Banana', 'breast_cancer': 'Breast cancer', 'titanic': 'Titanic', 'waveform': 'Waveform',
                'german': 'German', 'image': 'Image', 'heart_statlog': 'Heart', 'pimadiabetes': 'Diabetes',
                'thyroid': 'Thyroid', 'twonorm': 'Twonorm', 'flare_solar': 'Flare solar', 'splice': 'Splice'}
+
+# %% ../../nbs/papers/06_li2014.ipynb #4939d2c5
 # Table 2: (training time s, test rate %, dev %) for our method (MKL-ELM), MK-ELM (MEB), SK-ELM and ELM
 PAPER_T2 = {
     'banana': ((12.2237, 89.62, 8.22), (25.5569, 89.02, 5.16), (0.1332, 88.95, 3.12), (0.0002, 87.24, 4.87)),
@@ -45,6 +48,8 @@ PAPER_T2 = {
     'twonorm': ((260.9782, 99.6, 0.28), (600.3722, 97.21, 0.29), (4.173, 92.57, 0.29), (0.3725, 88.75, 1.53)),
     'flare_solar': ((21.0967, 77.83, 0.61), (60.1125, 79.61, 0.93), (0.1128, 82.65, 0.89), (0.0092, 83.26, 2.56)),
     'splice': ((852.27, 88.71, 0.09), (2050.32, 87.62, 0.02), (15.37, 84.93, 0.12), (0.7826, 83.79, 0.32))}
+
+# %% ../../nbs/papers/06_li2014.ipynb #d3dfe1af
 # Table 3: mu0, mu1 (poly), mu2 (Gaussian), mu3 (linear), mu4 (Laplacian), TRA %, TSA % for QCQP and SILP
 PAPER_T3 = {
     'banana': ((1.000, .008, .000, .088, .000, 87.5, 87.8), (.915, .182, .175, .153, .330, 89.6, 88.0)),
@@ -60,13 +65,15 @@ PAPER_T3 = {
     'twonorm': ((1.000, .872, .012, .024, .192, 97.8, 98.2), (.983, .282, .057, .135, .602, 98.5, 99.6)),
     'flare_solar': ((1.000, .752, .126, .027, .095, 79.2, 78.3), (.920, .419, .015, .193, .228, 79.3, 77.8)),
     'splice': ((1.000, .556, .028, .014, .402, 80.2, 80.1), (.962, .322, .256, .323, .226, 86.4, 88.7))}
+
+# %% ../../nbs/papers/06_li2014.ipynb #a90da096
 FUSE_SIGMA2 = (0.1, 1.0, 10.0, 20.0, 40.0)
 # Table 4: mu0, mu11..mu15, mu21..mu25, TRA, TSA, CPU for ELM-QCQP and ELM-SILP
 PAPER_T4 = {'QCQP': (0.373, .385, .015, .028, .089, .000, .000, .051, .059, .000, .000, 98.6, 97.0, 7.622),
             'SILP': (0.399, .399, .397, .228, .165, .139, .399, .392, .222, .148, .118, 99.8, 99.2, 60.262)}
 CS = (0.1, 1.0, 10.0, 100.0)
 
-# %% ../../nbs/papers/06_li2014.ipynb #0d3530ce
+# %% ../../nbs/papers/06_li2014.ipynb #411d80e3
 def majority_ceiling(X, y, n_train, n_test, n_splits=100, random_state=0):
     """The best test accuracy any classifier can reach on a data set with few distinct inputs: on every random split
     the test labels of each distinct input are predicted by their own majority (the test labels are peeked at).
@@ -108,12 +115,14 @@ def majority_ceiling(X, y, n_train, n_test, n_splits=100, random_state=0):
         ceilings[s] = 100.0 * correct / len(test)
     return int(inverse.max() + 1), ceilings
 
+# %% ../../nbs/papers/06_li2014.ipynb #137f0086
 def _waveform_bases():
     "Breiman's three triangular waves h1, h2, h3 on 21 points (h2, h3: h1 shifted by 4 to the right and left)."
     i = np.arange(1, 22)
     h1 = np.maximum(6 - np.abs(i - 11), 0).astype(float)
     return h1, np.maximum(6 - np.abs(i - 15), 0).astype(float), np.maximum(6 - np.abs(i - 7), 0).astype(float)
 
+# %% ../../nbs/papers/06_li2014.ipynb #94041154
 def waveform_bayes_error(n=100_000, n_grid=201, random_state=0):
     """Monte Carlo estimate of the Bayes error of each one-vs-rest problem of Breiman's waveform generator.
 
@@ -161,35 +170,7 @@ def waveform_bayes_error(n=100_000, n_grid=201, random_state=0):
     err = np.minimum(post, 1 - post)
     return err.mean(axis=0), err.std(axis=0, ddof=1) / np.sqrt(n)
 
-def table3_consistency():
-    """What Table 3's own numbers say: the SILP weights of Banana and Diabetes are identical, and the weights meet
-    neither the simplex of eq. 21-27 nor the l2 ball of eq. 28.
-
-    Parameters
-    ----------
-    None: the table reads `PAPER_T3`.
-
-    Returns
-    -------
-    Table
-
-    Examples
-    --------
-    >>> t = table3_consistency()
-    >>> round(float(t.to_frame().loc['Banana SILP', 'sum_mu1_4']), 3)   # mu1..mu4 of a SILP row: not 1 - mu0 = 0.085
-    0.84
-    """
-    t = Table('Table 3 (paper) — do the published weights satisfy the constraints of the paper?',
-              columns=('mu0', 'sum_mu1_4', 'sum_mu0_4', 'l2_norm_mu0_4'),
-              note="eq. 21-27: mu0 + ... + mu4 = 1 (simplex); eq. 28: mu0^2 + ... + mu4^2 <= 1 (l2 ball). "
-                   "Banana and Diabetes SILP rows carry the same mu1..mu4 (0.182, 0.175, 0.153, 0.330).")
-    for name, rows in PAPER_T3.items():
-        for solver, row in zip(('QCQP', 'SILP'), rows):
-            mu = np.array(row[:5])
-            t.add(f"{PAPER_NAMES.get(name, name.capitalize())} {solver}", mu0=mu[0], sum_mu1_4=mu[1:].sum(),
-                  sum_mu0_4=mu.sum(), l2_norm_mu0_4=float(np.linalg.norm(mu)))
-    return t
-
+# %% ../../nbs/papers/06_li2014.ipynb #0d3530ce
 def impossibility_table(random_state=0):
     """Upper bounds on the test accuracy any classifier can reach on four of the sets, computed from the data (or
     from the generator), next to the paper's accuracies.
@@ -232,30 +213,65 @@ def impossibility_table(random_state=0):
           ceiling_mean=100 * (1 - err[k]), ceiling_max=100 * (1 - err[k]))
     return t
 
-# %% ../../nbs/papers/06_li2014.ipynb #bc62e130
+# %% ../../nbs/papers/06_li2014.ipynb #1a1a2a4e
+def table3_consistency():
+    """What Table 3's own numbers say: the SILP weights of Banana and Diabetes are identical, and the weights meet
+    neither the simplex of eq. 21-27 nor the l2 ball of eq. 28.
+
+    Parameters
+    ----------
+    None: the table reads `PAPER_T3`.
+
+    Returns
+    -------
+    Table
+
+    Examples
+    --------
+    >>> t = table3_consistency()
+    >>> round(float(t.to_frame().loc['Banana SILP', 'sum_mu1_4']), 3)   # mu1..mu4 of a SILP row: not 1 - mu0 = 0.085
+    0.84
+    """
+    t = Table('Table 3 (paper) — do the published weights satisfy the constraints of the paper?',
+              columns=('mu0', 'sum_mu1_4', 'sum_mu0_4', 'l2_norm_mu0_4'),
+              note="eq. 21-27: mu0 + ... + mu4 = 1 (simplex); eq. 28: mu0^2 + ... + mu4^2 <= 1 (l2 ball). "
+                   "Banana and Diabetes SILP rows carry the same mu1..mu4 (0.182, 0.175, 0.153, 0.330).")
+    for name, rows in PAPER_T3.items():
+        for solver, row in zip(('QCQP', 'SILP'), rows):
+            mu = np.array(row[:5])
+            t.add(f"{PAPER_NAMES.get(name, name.capitalize())} {solver}", mu0=mu[0], sum_mu1_4=mu[1:].sum(),
+                  sum_mu0_4=mu.sum(), l2_norm_mu0_4=float(np.linalg.norm(mu)))
+    return t
+
+# %% ../../nbs/papers/06_li2014.ipynb #98a56e29
 def _standardize(Xtr, Xte):
     mu, sd = Xtr.mean(0), Xtr.std(0)
     sd = np.where(sd > 0, sd, 1.0)
     return (Xtr - mu) / sd, (Xte - mu) / sd
 
+# %% ../../nbs/papers/06_li2014.ipynb #172a87de
 def _acc(y, yhat):
     return 100.0 * float(np.mean(np.asarray(y) == np.asarray(yhat)))
 
+# %% ../../nbs/papers/06_li2014.ipynb #83a259ae
 def _fit_timed(model, X, y):
     "The fitted model and its fit time in seconds."
     t0 = time.perf_counter()
     model.fit(X, y)
     return model, time.perf_counter() - t0
 
+# %% ../../nbs/papers/06_li2014.ipynb #81c01beb
 def _sub(Ks, rows, cols):
     "The (rows, cols) blocks of a kernel list (one matrix, not a list, for a single kernel)."
     blocks = [K[np.ix_(rows, cols)] for K in Ks]
     return blocks[0] if len(blocks) == 1 else blocks
 
+# %% ../../nbs/papers/06_li2014.ipynb #dba4397e
 def _cv_folds(y, random_state):
     from sklearn.model_selection import StratifiedKFold
     return list(StratifiedKFold(3, shuffle=True, random_state=random_state).split(np.zeros(len(y)), y))
 
+# %% ../../nbs/papers/06_li2014.ipynb #7224dc45
 def _cv_C(make, Ks, y, folds):
     "(C, mean accuracy): the C of CS with the best 3-fold accuracy of `make(C)` fitted on precomputed kernel lists."
     score = np.zeros(len(CS))
@@ -265,6 +281,7 @@ def _cv_C(make, Ks, y, folds):
             score[c] += _acc(y[va], m.predict(_sub(Ks, va, tr))) / len(folds)
     return CS[int(np.argmax(score))], float(score.max())
 
+# %% ../../nbs/papers/06_li2014.ipynb #c0bbc39a
 def easymkl_weights(Ks, y):
     """EasyMKL-style kernel weights (Aiolli & Donini 2015) at lambda = 1, where its margin variables are uniform within
     each class: $\\theta_k\\propto\\gamma^\\top YK_kY\\gamma$, the squared distance between the class means in the
@@ -296,6 +313,29 @@ def easymkl_weights(Ks, y):
     w = np.maximum(w, 0.0)
     return w / w.sum()
 
+# %% ../../nbs/papers/06_li2014.ipynb #36b33cf6
+def _pairwise_frank_wolfe(K, alpha, tol, max_iter):
+    """Pairwise Frank-Wolfe on the ball's dual from the simplex point `alpha` (updated in place): weight moves from
+    the worst support point to the best point with an exact line search, until the gap is below tol phi(alpha).
+    Returns (R2, alpha)."""
+    d = np.diag(K).copy()
+    Ka = K @ alpha
+    for _ in range(max_iter):
+        grad = d - 2.0 * Ka
+        i = int(np.argmax(grad))
+        phi = float(d @ alpha - alpha @ Ka)
+        if grad[i] - float(grad @ alpha) <= tol * max(phi, 1e-300):
+            break
+        support = np.flatnonzero(alpha > 0)
+        j = support[np.argmin(grad[support])]
+        curvature = K[i, i] + K[j, j] - 2.0 * K[i, j]
+        step = alpha[j] if curvature <= 0 else min(alpha[j], (grad[i] - grad[j]) / (2.0 * curvature))
+        alpha[i] += step
+        alpha[j] = max(alpha[j] - step, 0.0)
+        Ka += step * (K[i] - K[j])           # rows: K is symmetric
+    return float(d @ alpha - alpha @ K @ alpha), alpha
+
+# %% ../../nbs/papers/06_li2014.ipynb #5bbb78c4
 def meb_radius2(K, alpha0=None, tol=1e-6, max_iter=100_000):
     """Squared radius of the minimum enclosing ball of the training points in the feature space of a kernel matrix,
     and the weights of its centre: the dual
@@ -336,28 +376,14 @@ def meb_radius2(K, alpha0=None, tol=1e-6, max_iter=100_000):
         alpha = np.zeros(len(K))
         alpha[first] = a
         return R2, alpha
-    d = np.diag(K).copy()
     if alpha0 is None:
-        alpha = np.zeros(len(d))
-        alpha[np.argmax(d)] = 1.0
+        alpha = np.zeros(len(K))
+        alpha[np.argmax(np.diag(K))] = 1.0
     else:
         alpha = np.array(alpha0, dtype=np.float64)
-    Ka = K @ alpha
-    for _ in range(max_iter):
-        grad = d - 2.0 * Ka
-        i = int(np.argmax(grad))
-        phi = float(d @ alpha - alpha @ Ka)
-        if grad[i] - float(grad @ alpha) <= tol * max(phi, 1e-300):
-            break
-        support = np.flatnonzero(alpha > 0)
-        j = support[np.argmin(grad[support])]
-        curvature = K[i, i] + K[j, j] - 2.0 * K[i, j]
-        step = alpha[j] if curvature <= 0 else min(alpha[j], (grad[i] - grad[j]) / (2.0 * curvature))
-        alpha[i] += step
-        alpha[j] = max(alpha[j] - step, 0.0)
-        Ka += step * (K[i] - K[j])           # rows: K is symmetric
-    return float(d @ alpha - alpha @ K @ alpha), alpha
+    return _pairwise_frank_wolfe(K, alpha, tol, max_iter)
 
+# %% ../../nbs/papers/06_li2014.ipynb #67397646
 def _simplex_projection(v):
     "The Euclidean projection of v onto the simplex (sort-based, Held et al. 1974)."
     u = np.sort(v)[::-1]
@@ -365,6 +391,7 @@ def _simplex_projection(v):
     k = np.flatnonzero(u - css / np.arange(1, v.size + 1) > 0)[-1]
     return np.maximum(v - css[k] / (k + 1), 0.0)
 
+# %% ../../nbs/papers/06_li2014.ipynb #5fbef731
 def _meb_objective(Ks, T, C, theta, alpha0):
     "(F, A, R2, alpha, K): F = D of the radius-normalised combination K / R2 at the fixed C."
     K = sum(t * Kp for t, Kp in zip(theta, Ks) if t > 0)
@@ -374,6 +401,14 @@ def _meb_objective(Ks, T, C, theta, alpha0):
     A = sla.cho_solve(sla.cho_factor(M, lower=True, check_finite=False), T, check_finite=False)
     return 0.5 * float(np.vdot(A, T)), A, R2, alpha, K
 
+# %% ../../nbs/papers/06_li2014.ipynb #a71db3bf
+def _meb_gradient(Ks, A, K, R2, alpha):
+    "dF/dtheta: the quadratic forms of A on each kernel and Danskin's gradient of R^2 (alpha: the ball's centre)."
+    dR2 = np.array([alpha @ np.diag(Kp) - alpha @ Kp @ alpha for Kp in Ks])
+    q = np.array([np.vdot(A, Kp @ A) for Kp in Ks])
+    return -0.5 * (q / R2 - np.vdot(A, K @ A) * dR2 / R2 ** 2)
+
+# %% ../../nbs/papers/06_li2014.ipynb #e645d4d1
 def mkelm_meb(Ks, T, C, max_iter=50, tol=1e-5):
     """MK-ELM (MEB), the radius-incorporated multiple-kernel ELM of Liu et al. (2013, the paper's ref. 33), as we
     reconstruct it (the paper names it only): the radius-margin objective
@@ -417,9 +452,7 @@ def mkelm_meb(Ks, T, C, max_iter=50, tol=1e-5):
     F, A, R2, alpha, K = _meb_objective(Ks, T, C, theta, None)
     step = 0.5                                 # in units of the largest gradient entry: a share of the simplex
     for it in range(1, max_iter + 1):
-        dR2 = np.array([alpha @ np.diag(Kp) - alpha @ Kp @ alpha for Kp in Ks])
-        q = np.array([np.vdot(A, Kp @ A) for Kp in Ks])
-        g = -0.5 * (q / R2 - np.vdot(A, K @ A) * dR2 / R2 ** 2)
+        g = _meb_gradient(Ks, A, K, R2, alpha)
         direction = g / max(np.abs(g).max(), 1e-300)
         while True:
             cand = _simplex_projection(theta - step * direction)
@@ -436,6 +469,11 @@ def mkelm_meb(Ks, T, C, max_iter=50, tol=1e-5):
             break
     return theta, R2, it
 
+# %% ../../nbs/papers/06_li2014.ipynb #5e89cfe2
+def _combined(Ks, theta):
+    return [sum(t * K for t, K in zip(theta, Ks))]
+
+# %% ../../nbs/papers/06_li2014.ipynb #cd38df71
 class MEBClassifier:
     """MK-ELM (MEB) on precomputed kernel lists (`mkelm_meb`): `fit(KL, y)` learns the kernel weights and the radius,
     `predict(KL)` is kernel ELM (no bias, as in Liu et al.) on the radius-normalised combination.
@@ -496,37 +534,7 @@ class MEBClassifier:
         Ks = Ks if isinstance(Ks, list) else [Ks]
         return self.model_.predict(_combined(Ks, self.theta_ / self.R2_))
 
-def _combined(Ks, theta):
-    return [sum(t * K for t, K in zip(theta, Ks))]
-
-def run_split(name, seed, with_qcqp):
-    """One random split of the Table 1 sizes of `name`: the paper's MKL-ELM (SILP, C learned, bias), without the bias,
-    with C by cross-validation, the plain average and EasyMKL-style weights of the kernels, MK-ELM (MEB), the best
-    single kernel (SK-ELM), an RBF kernel ELM, SVC() and the basic ELM
-    QCQP at C = 1 when `with_qcqp`.
-
-    Parameters
-    ----------
-    name : str
-        A key of `PAPER_T1`.
-    seed : int
-        Seed of the split and of the inner folds.
-    with_qcqp : bool
-
-    Returns
-    -------
-    dict
-        Per method: test accuracy 'tsa' (%), and where relevant training accuracy, fit time, weights.
-
-    Examples
-    --------
-    >>> r = run_split('thyroid', 0, with_qcqp=False)   # doctest: +SKIP
-    >>> sorted(r)                                      # doctest: +SKIP
-    ['average', 'easymkl', 'elm', 'meb', 'mkl', 'mkl_cv', 'mkl_nobias', 'rbf', 'sk', 'svc']
-    """
-    with single_threaded():      # many small solves: with threads the quick run took 7x longer (two busy cores)
-        return _run_split(name, seed, with_qcqp)
-
+# %% ../../nbs/papers/06_li2014.ipynb #e3aa52b7
 def _run_split(name, seed, with_qcqp):
     "The body of `run_split`."
     from sklearn.model_selection import GridSearchCV, train_test_split
@@ -575,10 +583,41 @@ def _run_split(name, seed, with_qcqp):
             out['qcqp'] = dict(error=str(e).splitlines()[0])
     return out
 
+# %% ../../nbs/papers/06_li2014.ipynb #7c1c0253
+def run_split(name, seed, with_qcqp):
+    """One random split of the Table 1 sizes of `name`: the paper's MKL-ELM (SILP, C learned, bias), without the bias,
+    with C by cross-validation, the plain average and EasyMKL-style weights of the kernels, MK-ELM (MEB), the best
+    single kernel (SK-ELM), an RBF kernel ELM, SVC() and the basic ELM
+    QCQP at C = 1 when `with_qcqp`.
+
+    Parameters
+    ----------
+    name : str
+        A key of `PAPER_T1`.
+    seed : int
+        Seed of the split and of the inner folds.
+    with_qcqp : bool
+
+    Returns
+    -------
+    dict
+        Per method: test accuracy 'tsa' (%), and where relevant training accuracy, fit time, weights.
+
+    Examples
+    --------
+    >>> r = run_split('thyroid', 0, with_qcqp=False)   # doctest: +SKIP
+    >>> sorted(r)                                      # doctest: +SKIP
+    ['average', 'easymkl', 'elm', 'meb', 'mkl', 'mkl_cv', 'mkl_nobias', 'rbf', 'sk', 'svc']
+    """
+    with single_threaded():      # many small solves: with threads the quick run took 7x longer (two cores)
+        return _run_split(name, seed, with_qcqp)
+
+# %% ../../nbs/papers/06_li2014.ipynb #6b64f5d5
 def _mean_sd(v):
     v = np.asarray(v, float)
     return float(v.mean()), (float(v.std(ddof=1)) if len(v) > 1 else 0.0)
 
+# %% ../../nbs/papers/06_li2014.ipynb #a2769a73
 def run_table2_3(full=False, n_jobs=1, random_state=0, datasets=None):
     """The per-split runs behind Tables 2-3 and the MKL comparison, through `run_tasks`.
 
@@ -612,6 +651,7 @@ def run_table2_3(full=False, n_jobs=1, random_state=0, datasets=None):
         raw[name].append(r)
     return raw
 
+# %% ../../nbs/papers/06_li2014.ipynb #cd5d01b3
 def table2(raw):
     """Table 2: test accuracy (mean ± sd over the splits) of MKL-ELM, MK-ELM (MEB), SK-ELM and ELM, paper against
     ours.
@@ -643,6 +683,7 @@ def table2(raw):
                   paper_fit_s=P[j][0], ours_fit_s=float(np.mean([r[key]['time'] for r in res])))
     return t
 
+# %% ../../nbs/papers/06_li2014.ipynb #3d9b5048
 def table3(raw):
     """Table 3: kernel weights and accuracies, QCQP at C = 1 (like the paper's QCQP rows, mu0 = 1) and SILP with C
     learned, paper against ours, and the weights of our MK-ELM (MEB).
@@ -685,6 +726,7 @@ def table3(raw):
               TSA=float(np.mean([r['meb']['tsa'] for r in res])))
     return t
 
+# %% ../../nbs/papers/06_li2014.ipynb #bc62e130
 MKL_HELP_METHODS = (('mkl', 'MKL, C learned'), ('mkl_nobias', 'MKL, C learned, no bias'), ('mkl_cv', 'MKL, C by CV'),
                     ('average', 'average kernel'), ('easymkl', 'EasyMKL-style weights'), ('meb', 'MK-ELM (MEB)'),
                     ('sk', 'best single kernel'),
@@ -713,7 +755,7 @@ def mkl_help_table(raw):
         t.add(PAPER_NAMES[name], **{k: _mean_sd([r[k]['tsa'] for r in res]) for k, _ in MKL_HELP_METHODS})
     return t
 
-# %% ../../nbs/papers/06_li2014.ipynb #0de2e8e0
+# %% ../../nbs/papers/06_li2014.ipynb #0a8a7754
 def feature_group_rbf(X, Z, columns=(0,), gamma=1.0):
     """Gaussian kernel $\\exp(-\\gamma\\|x_G-z_G\\|^2)$ on a group G of feature columns (the fusing kernels of Table 4).
 
@@ -738,6 +780,7 @@ def feature_group_rbf(X, Z, columns=(0,), gamma=1.0):
     cols = list(columns)
     return rbf_kernel(np.ascontiguousarray(X[:, cols]), np.ascontiguousarray(Z[:, cols]), gamma=gamma)
 
+# %% ../../nbs/papers/06_li2014.ipynb #c60019aa
 def table4(random_state=0, dataset='heart_statlog'):
     """Table 4 (fusing kernel): Gaussian banks sigma^2 in FUSE_SIGMA2 on two feature groups, C learned; QCQP and SILP.
 
@@ -782,6 +825,7 @@ def table4(random_state=0, dataset='heart_statlog'):
                                     _acc(yte, m.predict(Xte)), s])))
     return t
 
+# %% ../../nbs/papers/06_li2014.ipynb #f0079a2e
 def _banana(n, random_state=0):
     "n banana rows drawn without replacement, inputs standardised, ±1 targets."
     from kelm_nb.datasets import load_dataset
@@ -790,6 +834,7 @@ def _banana(n, random_state=0):
     X = X[idx]
     return (X - X.mean(0)) / X.std(0), encode_labels(y[idx])[0]
 
+# %% ../../nbs/papers/06_li2014.ipynb #84fafccf
 def _time_solvers(kernels, T, C, solvers, eps=1e-6):
     "{solver: (seconds, result)} with the solvers called one after the other (interleaved), one warm-up each."
     calls = {'silp': lambda: silp_mkl(kernels, T, C=C, eps=eps),
@@ -807,6 +852,7 @@ def _time_solvers(kernels, T, C, solvers, eps=1e-6):
             out[s] = (np.nan, e)
     return out
 
+# %% ../../nbs/papers/06_li2014.ipynb #a837d621
 def _timing_row(t, label, timed):
     row, note = {}, []
     for s, (sec, r) in timed.items():
@@ -820,8 +866,10 @@ def _timing_row(t, label, timed):
         row['rel_diff'] = abs(timed['newton'][1].objective / timed['silp'][1].objective - 1)
     t.add(label, note='; '.join(note), **row)
 
+
 _TIMING_COLS = ('silp_s', 'newton_s', 'qcqp_s', 'silp_over_newton', 'silp_iters', 'newton_iters', 'rel_diff')
 
+# %% ../../nbs/papers/06_li2014.ipynb #d24cd49b
 def timing_vs_samples(sizes, qcqp_max, random_state=0):
     """Fig. 1: time of the three solvers against N (banana, paper kernels, C learned, kernels precomputed).
 
@@ -849,6 +897,7 @@ def timing_vs_samples(sizes, qcqp_max, random_state=0):
         _timing_row(t, f'N = {n}', _time_solvers(Ks, T, None, solvers))
     return t
 
+# %% ../../nbs/papers/06_li2014.ipynb #613d1618
 def timing_vs_kernels(n, counts, qcqp_max, random_state=0):
     """Fig. 2: time against the number of Gaussian kernels (widths log-spaced in [1e-2, 1e2]), C = 1.
 
@@ -878,6 +927,7 @@ def timing_vs_kernels(n, counts, qcqp_max, random_state=0):
                                                       ('silp', 'newton') + (('qcqp',) if m <= qcqp_max else ())))
     return t
 
+# %% ../../nbs/papers/06_li2014.ipynb #03b62252
 def timing_vs_classes(n, classes, qcqp_max, random_state=0):
     """Fig. 3: time against the number of classes, two linear kernels, N samples divided equally and at random
     into the classes (the paper's setting)
@@ -911,46 +961,7 @@ def timing_vs_classes(n, classes, qcqp_max, random_state=0):
         _timing_row(t, f'{c} classes', _time_solvers(Ks, T, 1.0, solvers))
     return t
 
-def solver_speed_table(random_state=0, with_qcqp=False):
-    """Newton against the SILP (and the QCQP) on the paper's Heart, Diabetes and Banana training sets with C learned,
-    and with 20 Gaussian kernels: times interleaved in one process, one BLAS thread.
-
-    Parameters
-    ----------
-    random_state : int, default=0
-    with_qcqp : bool, default=False
-        Also time the conic QCQP (seconds to minutes per problem).
-
-    Returns
-    -------
-    Table
-
-    Examples
-    --------
-    >>> solver_speed_table()                           # doctest: +SKIP
-    """
-    from sklearn.model_selection import train_test_split
-    from kelm_nb.datasets import load_dataset
-    solvers = ('silp', 'newton') + (('qcqp',) if with_qcqp else ())
-    t = Table('Solvers side by side (one BLAS/numba thread, eps = 1e-4 as in the reproduction; C learned)',
-              columns=_TIMING_COLS, note="silp_over_newton: the speed-up of Newton over this package's SILP (issue "
-                                        "14's targets, >= 3 and >= 10 with 20 kernels, were set against round 1's "
-                                        "SILP: see the text)")
-    with single_threaded():
-        for name in ('heart_statlog', 'pimadiabetes', 'banana'):
-            X, y = load_dataset(name)
-            Xtr, _, ytr, _ = train_test_split(X, y, train_size=PAPER_T1[name][0], stratify=y, random_state=random_state)
-            Xtr, _ = _standardize(Xtr, Xtr)
-            Ks, _ = kernel_matrices(list(PAPER_KERNELS), Xtr)
-            T, _ = encode_labels(ytr)
-            _time_solvers(Ks, T, None, ('silp', 'newton'), eps=1e-4)      # warm-up
-            _timing_row(t, f'{PAPER_NAMES[name]} (N = {len(ytr)}, 4 kernels)',
-                        _time_solvers(Ks, T, None, solvers, eps=1e-4))
-        X, T = _banana(400, random_state)
-        Ks = GaussianKernelBank(X, np.logspace(-2, 2, 20)).matrices()
-        _timing_row(t, 'Banana (N = 400, 20 Gaussian kernels)', _time_solvers(Ks, T, None, solvers, eps=1e-4))
-    return t
-
+# %% ../../nbs/papers/06_li2014.ipynb #0de2e8e0
 def plot_timings(f1, f2, f3):
     """Fig. 1-3 drawn from the timing tables: time of SILP, Newton and QCQP against N, kernels and classes.
 
@@ -991,7 +1002,48 @@ def plot_timings(f1, f2, f3):
     plt.close(fig)
     return fig
 
-# %% ../../nbs/papers/06_li2014.ipynb #4e99c70e
+# %% ../../nbs/papers/06_li2014.ipynb #58f07ead
+def solver_speed_table(random_state=0, with_qcqp=False):
+    """Newton against the SILP (and the QCQP) on the paper's Heart, Diabetes and Banana training sets with C learned,
+    and with 20 Gaussian kernels: times interleaved in one process, one BLAS thread.
+
+    Parameters
+    ----------
+    random_state : int, default=0
+    with_qcqp : bool, default=False
+        Also time the conic QCQP (seconds to minutes per problem).
+
+    Returns
+    -------
+    Table
+
+    Examples
+    --------
+    >>> solver_speed_table()                           # doctest: +SKIP
+    """
+    from sklearn.model_selection import train_test_split
+    from kelm_nb.datasets import load_dataset
+    solvers = ('silp', 'newton') + (('qcqp',) if with_qcqp else ())
+    t = Table('Solvers side by side (one BLAS/numba thread, eps = 1e-4 as in the reproduction; C learned)',
+              columns=_TIMING_COLS, note="silp_over_newton: the speed-up of Newton over this package's SILP (the "
+                                        "benchmark targets ask >= 3, and >= 10 with 20 kernels: see the text for "
+                                        "the floor that caps them)")
+    with single_threaded():
+        for name in ('heart_statlog', 'pimadiabetes', 'banana'):
+            X, y = load_dataset(name)
+            Xtr, _, ytr, _ = train_test_split(X, y, train_size=PAPER_T1[name][0], stratify=y, random_state=random_state)
+            Xtr, _ = _standardize(Xtr, Xtr)
+            Ks, _ = kernel_matrices(list(PAPER_KERNELS), Xtr)
+            T, _ = encode_labels(ytr)
+            _time_solvers(Ks, T, None, ('silp', 'newton'), eps=1e-4)      # warm-up
+            _timing_row(t, f'{PAPER_NAMES[name]} (N = {len(ytr)}, 4 kernels)',
+                        _time_solvers(Ks, T, None, solvers, eps=1e-4))
+        X, T = _banana(400, random_state)
+        Ks = GaussianKernelBank(X, np.logspace(-2, 2, 20)).matrices()
+        _timing_row(t, 'Banana (N = 400, 20 Gaussian kernels)', _time_solvers(Ks, T, None, solvers, eps=1e-4))
+    return t
+
+# %% ../../nbs/papers/06_li2014.ipynb #e280750d
 def _learned_C_problems(quick):
     "The paper's Heart, Diabetes and Banana training sets (Table 1 sizes; quick: 100 rows), paper kernels, ±1 targets."
     from kelm_nb.datasets import load_dataset
@@ -1003,11 +1055,13 @@ def _learned_C_problems(quick):
         problems.append((kernel_matrices(list(PAPER_KERNELS), Xs)[0], encode_labels(y[idx])[0]))
     return problems
 
+# %% ../../nbs/papers/06_li2014.ipynb #5534f13c
 def _objective_agreement(r_ours, r_peer):
     rel = [abs(a.objective / b.objective - 1) for a, b in zip(r_ours, r_peer)]
     return {'max_rel_objective_diff': max(rel), 'ours_iterations': sum(r.n_iter for r in r_ours),
             'peer_iterations': sum(r.n_iter for r in r_peer)}
 
+# %% ../../nbs/papers/06_li2014.ipynb #3c5c25a4
 @bench_case('mkl_silp', target='rel_objective_diff <= 1e-5',
             description="MKL-ELM on banana N = 1000 (quick: 100) with the paper's 4 normalised kernels and C = 1: our "
                         "SILP (eps = 1e-6) vs cvxpy's QCQP (eq. 24, Clarabel); Newton's time and objective reported "
@@ -1026,32 +1080,36 @@ def _mkl_silp_case(quick=False):
     return BenchCase(ours=lambda: silp_mkl(Ks, T, C=1.0, eps=1e-6), peer=lambda: qcqp_mkl(Ks, T, C=1.0),
                      quality=quality, repeats=1 if quick else 2)
 
+# %% ../../nbs/papers/06_li2014.ipynb #5d8af02d
 @bench_case('mkl_newton', target='speedup >= 3 and max_rel_objective_diff <= 1e-4',
             description="MKL-ELM with C learned on the paper's Heart, Diabetes and Banana training sets (paper "
                         "kernels, eps = 1e-4): projected Newton vs this package's SILP, the three solves timed "
                         "together; one factorisation per iteration each (21 vs 58 iterations), so the ratio is about "
-                        "the ratio of iterations, 2.6-3.7 in our runs on a busy machine and 2.5-3.1 on a quiet one "
-                        "(issue 14 set the target against round 1's SILP, which Newton beats 4-9x on one thread)")
+                        "the ratio of iterations, 2.5-3.7 in our runs; against a SILP that rebuilds scipy's "
+                        "linprog every iteration and combines the kernels in a Python loop, Newton is 4-9x faster "
+                        "on one thread")
 def _mkl_newton_case(quick=False):
     problems = _learned_C_problems(quick)
     return BenchCase(ours=lambda: [newton_mkl(K, T, eps=1e-4) for K, T in problems],
                      peer=lambda: [silp_mkl(K, T, eps=1e-4) for K, T in problems],
                      quality=_objective_agreement, repeats=1 if quick else 3)
 
+# %% ../../nbs/papers/06_li2014.ipynb #32ba48dc
 @bench_case('mkl_newton_20', target='speedup >= 10 and max_rel_objective_diff <= 1e-4',
             description='MKL-ELM with C learned, 20 Gaussian kernels (gamma log-spaced in [1e-2, 1e2]) on banana '
                         'N = 400 (quick: 100), eps = 1e-4: projected Newton vs this package\'s SILP. The 10x is out '
                         'of reach against this SILP: 06_mkl measures the floor of Newton\'s 4 steps (checks of the '
                         '20 matrices, a Cholesky per step, the start\'s combination and two passes over all 20 '
                         'kernels) at about 1/7 of the SILP\'s time (24 LP rounds, each a Cholesky and a pass over '
-                        'all 20 kernels), and Newton runs at 1.2-1.5 floors. Issue 14 set the 10x against round 1\'s '
-                        'SILP (7.6x on one thread)')
+                        'all 20 kernels), and Newton runs at 1.2-1.5 floors. Against a SILP that '
+                        'rebuilds scipy\'s linprog every iteration the ratio is 7.6x on one thread')
 def _mkl_newton_20_case(quick=False):
     X, T = _banana(100 if quick else 400)
     Ks = GaussianKernelBank(X, np.logspace(-2, 2, 20)).matrices()
     return BenchCase(ours=lambda: [newton_mkl(Ks, T, eps=1e-4)], peer=lambda: [silp_mkl(Ks, T, eps=1e-4)],
                      quality=_objective_agreement, repeats=1 if quick else 3)
 
+# %% ../../nbs/papers/06_li2014.ipynb #f970c2ef
 @bench_case('mkl_scale', target='speedup >= 1',
             description='MKL-ELM on banana N = 3000 (quick: 100) with 50 Gaussian kernels evaluated on the fly by the '
                         'numba GaussianKernelBank, C = 1, eps = 1e-4: Newton vs the SILP on the same bank (Newton: 7 '
@@ -1069,6 +1127,7 @@ def _mkl_scale_case(quick=False):
     return BenchCase(ours=lambda: newton_mkl(bank, T, C=1.0, eps=1e-4), peer=lambda: silp_mkl(bank, T, C=1.0, eps=1e-4),
                      quality=quality, repeats=1)
 
+# %% ../../nbs/papers/06_li2014.ipynb #4e99c70e
 def reproduce(full=False, n_jobs=1, random_state=0):
     """Li, Mao & Jiang (2014): the proofs of what the data allow, Tables 2-4, the MKL comparison, Fig. 1-3 and the
     solver comparison.

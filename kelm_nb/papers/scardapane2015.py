@@ -25,8 +25,7 @@ from ..datasets import load_dataset, mackey_glass, mackey_glass_embedding
 from ..experiments import BenchCase, ReproductionTable, Table, bench_case, nrmse, run_tasks, single_threaded
 from ..kos_elm import KOSELMClassifier, KOSELMRegressor, OSELMClassifier, OSELMRegressor, prequential_errors
 
-
-# %% ../../nbs/papers/07_scardapane2015.ipynb #9952820d
+# %% ../../nbs/papers/07_scardapane2015.ipynb #dfa5da13
 TABLE_III = {   # Scardapane et al. 2015, Table III (grid-search averages)
     'wdbc': dict(L=300, C_elm=192.0, gamma=0.3, C=98.0, F=200, delta=0.65),
     'calhousing': dict(L=750, C_elm=1024.0, gamma=5.0, C=200.0, F=400, delta=0.08),
@@ -46,7 +45,18 @@ PAPER_CONFUSION_WDBC = {'ELM': (65, 2), 'K-ELM': (67, 2), 'FB-KOS-ELM': (69, 0)}
 METHODS = ('ELM', 'K-ELM', 'OS-ELM', 'FB-KOS-ELM', 'ALD-KOS-ELM', 'ALD, 1/(4C)')
 ONLINE_METHODS = ('OS-ELM', 'FB-KOS-ELM', 'ALD-KOS-ELM')
 
+# %% ../../nbs/papers/07_scardapane2015.ipynb #b02cdcb3
+def _lynx_oselm_beta(H, T, n0, chunk_size):
+    "Lynx's OS-ELM: M = pinv(H0'H0), beta = pinv(H0) T0 on the first n0 rows, then eq. 7-8 with the explicit M."
+    M = np.linalg.pinv(H[:n0].T @ H[:n0])
+    beta = np.linalg.pinv(H[:n0]) @ T[:n0]
+    for s in range(n0, len(H), chunk_size):
+        h, t = H[s:s + chunk_size], T[s:s + chunk_size]
+        M = M - M @ h.T @ np.linalg.solve(np.eye(len(h)) + h @ M @ h.T, h @ M)
+        beta = beta + M @ h.T @ (t - h @ beta)
+    return beta
 
+# %% ../../nbs/papers/07_scardapane2015.ipynb #51b8aa34
 class _LynxOSELM(BaseEstimator):
     """OS-ELM as the paper's code ran it (Lynx `OnlineSequentialELM.train_init/train_step`): M = pinv(H0'H0)
     and beta = pinv(H0) T0 on the first `initial_size` rows — no regulariser — then eq. 7-8 with the explicit M on
@@ -63,14 +73,7 @@ class _LynxOSELM(BaseEstimator):
             T = np.asarray(y, float).reshape(len(y), -1)
         self.layer_ = RandomHiddenLayer(self.n_hidden, weight_range=(-1.0, 1.0), random_state=self.random_state).fit(X)
         H = self.layer_.transform(X)
-        n0 = self.initial_size
-        M = np.linalg.pinv(H[:n0].T @ H[:n0])
-        beta = np.linalg.pinv(H[:n0]) @ T[:n0]
-        for s in range(n0, len(H), self.chunk_size):
-            h, t = H[s:s + self.chunk_size], T[s:s + self.chunk_size]
-            M = M - M @ h.T @ np.linalg.solve(np.eye(len(h)) + h @ M @ h.T, h @ M)
-            beta = beta + M @ h.T @ (t - h @ beta)
-        self.beta_ = beta
+        self.beta_ = _lynx_oselm_beta(H, T, self.initial_size, self.chunk_size)
         return self
 
     def decision_function(self, X):
@@ -81,7 +84,7 @@ class _LynxOSELM(BaseEstimator):
         return decode_scores(self.decision_function(X), self.classes_) if self.classification else \
             self.decision_function(X)
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #0cb9a1fa
 def paper_models(dataset, classification, random_state=None, reading='ours'):
     """The five models of the paper with Table III's parameters for `dataset`.
 
@@ -125,7 +128,7 @@ def paper_models(dataset, classification, random_state=None, reading='ours'):
             'ALD, 1/(4C)': kos(gamma=p['gamma'], C=p['C'], ald_threshold=0.25 / p['C'], budget=None,
                                fit_intercept=False)}
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #9952820d
 def load_paper_dataset(dataset, n=None, random_state=0):
     """(X, y, classification) for one of the paper's data sets.
 
@@ -164,21 +167,39 @@ def load_paper_dataset(dataset, n=None, random_state=0):
         return np.asarray(X, float)[:n], np.asarray(y, float)[:n], False
     raise ValueError(f"dataset must be one of {sorted(TABLE_III)}, got {dataset!r}")
 
-
-# %% ../../nbs/papers/07_scardapane2015.ipynb #29fde0f0
+# %% ../../nbs/papers/07_scardapane2015.ipynb #1319c1fe
 @functools.lru_cache(maxsize=8)
 def _cached_dataset(dataset, n, random_state):
     return load_paper_dataset(dataset, n, random_state)
 
+# %% ../../nbs/papers/07_scardapane2015.ipynb #7158e184
+def _fold_record(est, fit_s, Xte, yte, scale):
+    """One fitted model's record: fit time, dictionary size and score; MCC, confusion counts and test scores for a
+    classifier (`scale` None), else NRMSE with the predictions mapped back by `scale` = (mean, sd)."""
+    size = getattr(est, 'dictionary_', None)
+    rec = {'time': fit_s, 'dict': None if size is None else size.shape[0]}
+    if scale is None:
+        pred = est.predict(Xte)
+        rec['score'] = matthews_corrcoef(yte, pred)
+        rec['confusion'] = np.array([[np.sum((pred == 1) & (yte == 1)), np.sum((pred == 1) & (yte == 0))],
+                                     [np.sum((pred == 0) & (yte == 1)), np.sum((pred == 0) & (yte == 0))]])
+        rec['scores'], rec['y'] = est.decision_function(Xte), yte
+    else:
+        mu, sd = scale
+        rec['score'] = nrmse(yte, est.predict(Xte) * sd + mu)
+    return rec
 
+# %% ../../nbs/papers/07_scardapane2015.ipynb #27681286
 def _fit_fold(models, X, y, train, test, classification):
     "Fit every model on one fold (inputs min-max scaled on the training part); per-method records."
     scaler = MinMaxScaler().fit(X[train])
     Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
     ytr, yte = y[train], y[test]
+    scale = None
     if not classification:
         mu, sd = ytr.mean(), ytr.std()
         ytr = (ytr - mu) / sd
+        scale = (mu, sd)
     out = {}
     for name, model in models.items():
         est = clone(model)
@@ -187,20 +208,10 @@ def _fit_fold(models, X, y, train, test, classification):
             t0 = time.perf_counter()
             est.fit(Xtr, ytr)
             fit_s = time.perf_counter() - t0
-        size = getattr(est, 'dictionary_', None)
-        rec = {'time': fit_s, 'dict': None if size is None else size.shape[0]}
-        if classification:
-            pred = est.predict(Xte)
-            rec['score'] = matthews_corrcoef(yte, pred)
-            rec['confusion'] = np.array([[np.sum((pred == 1) & (yte == 1)), np.sum((pred == 1) & (yte == 0))],
-                                         [np.sum((pred == 0) & (yte == 1)), np.sum((pred == 0) & (yte == 0))]])
-            rec['scores'], rec['y'] = est.decision_function(Xte), yte
-        else:
-            rec['score'] = nrmse(yte, est.predict(Xte) * sd + mu)
-        out[name] = rec
+        out[name] = _fold_record(est, fit_s, Xte, yte, scale)
     return out
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #ec54a2c3
 def _fold_task(dataset, n, n_folds, run, fold, methods, reading, random_state):
     "One fold of one run of the protocol (a `run_tasks` task)."
     X, y, classification = _cached_dataset(dataset, n, random_state)
@@ -211,7 +222,23 @@ def _fold_task(dataset, n, n_folds, run, fold, methods, reading, random_state):
     with single_threaded():
         return _fit_fold(models, X, y, train, test, classification)
 
+# %% ../../nbs/papers/07_scardapane2015.ipynb #cdd98189
+def _protocol_results(recs, methods, n_runs, n_folds, classification):
+    "The fold records of `run_protocol` per method as (runs, folds) arrays; mean confusion and run 0's pooled scores."
+    res, shape = {}, (n_runs, n_folds)
+    for name in methods:
+        rows = [rec[name] for rec in recs]
+        res[name] = {'score': np.array([q['score'] for q in rows]).reshape(shape),
+                     'time': np.array([q['time'] for q in rows]).reshape(shape),
+                     'dict': np.array([np.nan if q['dict'] is None else q['dict'] for q in rows],
+                                      float).reshape(shape)}
+        if classification:
+            res[name]['confusion'] = np.mean([q['confusion'] for q in rows], axis=0)
+            first = rows[:n_folds]                                  # run 0: pooled test scores
+            res[name]['pr'] = (np.concatenate([q['y'] for q in first]), np.concatenate([q['scores'] for q in first]))
+    return res
 
+# %% ../../nbs/papers/07_scardapane2015.ipynb #e9bd3aa5
 def run_protocol(dataset, n_folds, n_runs, n=None, methods=METHODS, reading='ours', random_state=0, n_jobs=1):
     """The paper's protocol on `dataset`: `n_runs` repetitions of (stratified) `n_folds`-fold CV with Table III's
     parameters, every fold a task of `kelm_nb.experiments.run_tasks`.
@@ -247,30 +274,19 @@ def run_protocol(dataset, n_folds, n_runs, n=None, methods=METHODS, reading='our
     tasks = [(dataset, n, n_folds, r, f, methods, reading, random_state)
              for r in range(n_runs) for f in range(n_folds)]
     recs = run_tasks(_fold_task, tasks, n_jobs=n_jobs, desc=f'{dataset} ({reading})')
-    res, shape = {}, (n_runs, n_folds)
-    for name in methods:
-        rows = [rec[name] for rec in recs]
-        res[name] = {'score': np.array([q['score'] for q in rows]).reshape(shape),
-                     'time': np.array([q['time'] for q in rows]).reshape(shape),
-                     'dict': np.array([np.nan if q['dict'] is None else q['dict'] for q in rows],
-                                      float).reshape(shape)}
-        if classification:
-            res[name]['confusion'] = np.mean([q['confusion'] for q in rows], axis=0)
-            first = rows[:n_folds]                                  # run 0: pooled test scores
-            res[name]['pr'] = (np.concatenate([q['y'] for q in first]), np.concatenate([q['scores'] for q in first]))
+    res = _protocol_results(recs, methods, n_runs, n_folds, classification)
     res['_meta'] = dict(dataset=dataset, n_folds=n_folds, n_runs=n_runs, n_samples=len(X),
                         classification=classification, reading=reading)
     return res
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #29fde0f0
 def _mean_std(a):
     "Mean over everything and the std of the per-run means (over folds when there is a single run)."
     a = np.asarray(a, float)
     spread = a.mean(axis=1).std(ddof=1) if a.shape[0] > 1 else a.std(ddof=1)
     return float(a.mean()), float(spread)
 
-
-# %% ../../nbs/papers/07_scardapane2015.ipynb #546583bc
+# %% ../../nbs/papers/07_scardapane2015.ipynb #a5192d5f
 _NOTES = {
     ('wdbc', 'OS-ELM'): "regularised start = batch ELM; the paper's 0.74 is Lynx's pseudo-inverse start (see the "
                         "'paper's code' table)",
@@ -284,7 +300,7 @@ _NOTES = {
     ('mackey_glass', 'ALD, 1/(4C)'): "not in the paper: Table III's gamma and C, delta = 1/(4C)",
 }
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #10ea5acf
 def _method_table(ds, res, mode):
     meta = res['_meta']
     name = ds.replace('_', '-').title()
@@ -302,7 +318,7 @@ def _method_table(ds, res, mode):
     t.results = res
     return t
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #c1fc9624
 def _confusion_table(res):
     cm = ReproductionTable('Table VII (WDBC): mean confusion counts per test fold (positive = malignant)',
                            columns=('paper_TP', 'ours_TP', 'paper_FP', 'ours_FP', 'ours_FN', 'ours_TN'),
@@ -316,7 +332,7 @@ def _confusion_table(res):
                ours_TN=float(c[1, 1]))
     return cm
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #7321dd48
 def _paper_code_table(results, code_results):
     t = ReproductionTable("What the paper's code ran: the online methods under Lynx/KMBOX's readings (OS-ELM: "
                           "pinv start, no C; FB: K + C I; ALD: no regulariser) against the library's",
@@ -331,7 +347,7 @@ def _paper_code_table(results, code_results):
                   dictionary_paper_code=None if np.all(np.isnan(d)) else float(np.nanmean(d)))
     return t
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #546583bc
 def plot_precision_recall(wdbc_results, methods=('ELM', 'K-ELM', 'FB-KOS-ELM'), ax=None):
     """Fig. 3 of the paper, on WDBC: precision-recall curves from the pooled test scores of the first run.
 
@@ -366,8 +382,7 @@ def plot_precision_recall(wdbc_results, methods=('ELM', 'K-ELM', 'FB-KOS-ELM'), 
     ax.figure.set_label('fig3_precision_recall')
     return ax.figure
 
-
-# %% ../../nbs/papers/07_scardapane2015.ipynb #3e00f96e
+# %% ../../nbs/papers/07_scardapane2015.ipynb #7b9237be
 @functools.lru_cache(maxsize=4)
 def _calhousing_split(n_train=None, random_state=0):
     "75/25 split of Calhousing (seed 0); inputs min-max scaled and targets standardised on the training part."
@@ -380,7 +395,7 @@ def _calhousing_split(n_train=None, random_state=0):
     mu, sd = y_tr.mean(), y_tr.std()
     return scaler.transform(X_tr), (y_tr - mu) / sd, scaler.transform(X_te), y_te, mu, sd
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #3f14d278
 def dictionary_optimum(D, X, t, gamma, C):
     r"""The best kernel model on a given dictionary: exact regularised least squares on the centres D.
 
@@ -420,7 +435,7 @@ def dictionary_optimum(D, X, t, gamma, C):
         rows, rhs = np.r_[K, R / np.sqrt(C)], np.r_[t, np.zeros(len(D))]
     return np.linalg.lstsq(rows, rhs, rcond=None)[0]
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #a1552caa
 def _ald_delta_task(delta, n_train, random_state):
     "ALD on the Calhousing split at threshold delta, with its dictionary-limited and random-centre oracles."
     X, t, Xte, yte, mu, sd = _calhousing_split(n_train, random_state)
@@ -438,7 +453,7 @@ def _ald_delta_task(delta, n_train, random_state):
                 'random_centres': score(R, dictionary_optimum(R, X, t, g, C)),
                 'unregularised_ald': score(unreg.dictionary_, unreg.coef_)}
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #48692b10
 def _kelm_task(n_train, random_state):
     X, t, Xte, yte, mu, sd = _calhousing_split(n_train, random_state)
     p = TABLE_III['calhousing']
@@ -448,7 +463,11 @@ def _kelm_task(n_train, random_state):
         seconds = time.perf_counter() - t0
     return {'kelm': nrmse(yte, k.predict(Xte) * sd + mu), 'time_s': seconds}
 
+# %% ../../nbs/papers/07_scardapane2015.ipynb #3e00f96e
+def _ald_or_kelm_task(delta, n_train, random_state):
+    return _kelm_task(n_train, random_state) if delta == 'kelm' else _ald_delta_task(delta, n_train, random_state)
 
+# %% ../../nbs/papers/07_scardapane2015.ipynb #14520970
 def ald_threshold_study(deltas=(0.08, 0.02, 0.005, 1 / 800), n_train=None, n_jobs=1, random_state=0):
     """ALD-KOS-ELM on Calhousing (Table III: gamma = 5, C = 200) for several thresholds, against the best model on
     the same dictionary, a random dictionary of the same size, unregularised ALD and batch kernel ELM.
@@ -488,12 +507,32 @@ def ald_threshold_study(deltas=(0.08, 0.02, 0.005, 1 / 800), n_train=None, n_job
     t.kelm = kelm
     return t
 
+# %% ../../nbs/papers/07_scardapane2015.ipynb #d45b239c
+def _fb_stream_figure(curve, capped):
+    "FB's and ALD's test NRMSE and the capped share of FB's dictionary along the stream ('fb_along_the_stream')."
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    x = [r['samples'] for r in curve]
+    ax.plot(x, [r['fb_test'] for r in curve], 'o-', label='FB, F = 400: test NRMSE')
+    ax.plot(x, [r['ald_test'] for r in curve], 's-', label='ALD, delta = 1/(4C): test NRMSE')
+    ax.plot(x, [r['capped_in_dictionary'] for r in curve], '^--', label='capped values in the FB dictionary')
+    ax.axhline(float(np.mean(capped)), color='gray', lw=1, ls=':', label='capped values in the data')
+    ax.set_xlabel('samples seen')
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.set_label('fb_along_the_stream')
+    fig.tight_layout()
+    return fig
 
-def _ald_or_kelm_task(delta, n_train, random_state):
-    return _kelm_task(n_train, random_state) if delta == 'kelm' else _ald_delta_task(delta, n_train, random_state)
+# %% ../../nbs/papers/07_scardapane2015.ipynb #dede8539
+def _fb_dictionary_spread(fb):
+    "Mean square deviation of FB's stored targets from the stream's mean over the stream's variance (its warning)."
+    st = fb._state
+    n, m = st['counts'][1], st['counts'][0]
+    mean = st['fvals'][1] / n
+    return np.mean((st['Yd'][:m, 0] - mean) ** 2) / (st['fvals'][2] / n - mean ** 2)
 
-
-# %% ../../nbs/papers/07_scardapane2015.ipynb #1c51739a
+# %% ../../nbs/papers/07_scardapane2015.ipynb #8e9cf098
 def fb_stream_study(n_train=None, segments=10, random_state=0):
     """FB-KOS-ELM (Table III: F = 400, C = 200, gamma = 5) along the Calhousing stream, beside ALD with the
     1/(4C) rule: after each segment, the test NRMSE, the a-priori NRMSE of the segment, the share of capped house
@@ -518,7 +557,6 @@ def fb_stream_study(n_train=None, segments=10, random_state=0):
     --------
     >>> table, fig, warning = fb_stream_study(n_train=2000, segments=4)   # doctest: +SKIP
     """
-    import matplotlib.pyplot as plt
     X, t, Xte, yte, mu, sd = _calhousing_split(n_train, random_state)
     p = TABLE_III['calhousing']
     capped = t >= t.max() - 1e-12
@@ -538,30 +576,17 @@ def fb_stream_study(n_train=None, segments=10, random_state=0):
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')                 # early on, the small threshold keeps most samples
             ald.partial_fit(X[rows], t[rows])
-        st, seen = fb._state, rows[-1] + 1
-        n, m = st['counts'][1], st['counts'][0]
-        mean = st['fvals'][1] / n
-        spread = np.mean((st['Yd'][:m, 0] - mean) ** 2) / (st['fvals'][2] / n - mean ** 2)
+        seen = rows[-1] + 1
+        spread = _fb_dictionary_spread(fb)
         row = dict(samples=int(seen), fb_test=nrmse(yte, fb.predict(Xte) * sd + mu),
                    fb_apriori=float(np.sqrt(np.mean(e ** 2))), ald_test=nrmse(yte, ald.predict(Xte) * sd + mu),
                    capped_in_dictionary=float(np.mean(capped[fb.dictionary_indices_])),
                    capped_in_stream=float(np.mean(capped[:seen])), dictionary_spread=float(spread))
         table.add(f'after {seen}', **row)
         curve.append(row)
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    x = [r['samples'] for r in curve]
-    ax.plot(x, [r['fb_test'] for r in curve], 'o-', label='FB, F = 400: test NRMSE')
-    ax.plot(x, [r['ald_test'] for r in curve], 's-', label='ALD, delta = 1/(4C): test NRMSE')
-    ax.plot(x, [r['capped_in_dictionary'] for r in curve], '^--', label='capped values in the FB dictionary')
-    ax.axhline(float(np.mean(capped)), color='gray', lw=1, ls=':', label='capped values in the data')
-    ax.set_xlabel('samples seen')
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
-    fig.set_label('fb_along_the_stream')
-    fig.tight_layout()
-    return table, fig, caught
+    return table, _fb_stream_figure(curve, capped), caught
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #1a3ebee0
 def _noisy_stream_task(noise, sparsification, random_state):
     "FB (F = 100) or ALD (1/(4C)) on the synthetic stream sin(3 x1) + x2 x3 + noise: test NRMSE on an unseen set."
     rng = np.random.default_rng(random_state)
@@ -575,7 +600,7 @@ def _noisy_stream_task(noise, sparsification, random_state):
         est = KOSELMRegressor(gamma=0.5, C=100.0, fit_intercept=False, **kw).fit(X, y)
     return nrmse(yte, est.predict(Xte)), any('FB dictionary' in str(x.message) for x in w)
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #1c51739a
 def noisy_stream_table(noises=(0.0, 0.3, 1.0), n_jobs=1, random_state=0):
     """FB against ALD on a synthetic stream with growing noise: test NRMSE on an unseen noisy set (1 = the mean).
 
@@ -602,7 +627,6 @@ def noisy_stream_table(noises=(0.0, 0.3, 1.0), n_jobs=1, random_state=0):
         t.add(f'noise sd {s:g}', fb=out[(s, 'fb', random_state)][0], ald=out[(s, 'ald', random_state)][0],
               fb_warned=str(out[(s, 'fb', random_state)][1]))
     return t
-
 
 # %% ../../nbs/papers/07_scardapane2015.ipynb #3aed6f83
 def reproduce(full=False, n_jobs=1, random_state=0):
@@ -651,8 +675,7 @@ def reproduce(full=False, n_jobs=1, random_state=0):
               plot_precision_recall(results['wdbc']), fb_fig]
     return items
 
-
-# %% ../../nbs/papers/07_scardapane2015.ipynb #aff37a21
+# %% ../../nbs/papers/07_scardapane2015.ipynb #a0a0fe1c
 def _numpy_ald_krls(X, y, gamma, C, threshold, budget):
     "Plain-NumPy ALD-KRLS loop (Engel et al.'s updates with the explicit inverses, regularised P, budget cap)."
     n, d = X.shape
@@ -685,7 +708,7 @@ def _numpy_ald_krls(X, y, gamma, C, threshold, budget):
             alpha[:m] += (Kinv[:m, :m] @ Pa) * (e / s1)
     return D[:m].copy(), alpha[:m].copy()
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #06481751
 def _numpy_fb_krls(X, y, gamma, C, budget):
     "Plain-NumPy fixed-budget KRLS loop with the explicit Q = (K_D + I/C)^-1 (the toolbox's updates, eq. 4's ridge)."
     n, d = X.shape
@@ -716,7 +739,7 @@ def _numpy_fb_krls(X, y, gamma, C, budget):
             m -= 1
     return D[:m].copy(), alpha[:m].copy()
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #d04d0a3b
 @bench_case('kos_throughput', target='ratio <= 0.3333',
             description='KOSELMRegressor.partial_fit (ALD then FB, budget 100, d=8, batches of 1000, one thread) '
                         'vs a plain-NumPy per-sample KRLS loop doing the toolbox updates')
@@ -760,7 +783,7 @@ def _kos_throughput_case(quick=False):
 
     return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3)
 
-
+# %% ../../nbs/papers/07_scardapane2015.ipynb #aff37a21
 @bench_case('kos_vs_kelm', target='ratio <= 0.3333 and nrmse_ratio <= 1.02',
             description='ALD-KOS-ELM with the delta = 1/(4C) rule (gamma=5, C=200, delta=0.00125) on calhousing '
                         '(all 15 324 training rows of a 75/25 split, min-max inputs) vs batch KernelELMRegressor on '
@@ -793,6 +816,19 @@ def _kos_vs_kelm_case(quick=False):
 
     return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1 if not quick else 3)
 
+# %% ../../nbs/papers/07_scardapane2015.ipynb #5c90a52d
+def _full_size_table(ds, res):
+    "One data set's full-size scores beside the paper's (the methods that ran)."
+    t = ReproductionTable(f'{ds} at full size ({res["_meta"]["n_samples"]} samples, {res["_meta"]["n_folds"]}-fold '
+                          f'x {res["_meta"]["n_runs"]} run(s)): MCC / NRMSE ± std',
+                          columns=('paper', 'ours', 'ours_time_s', 'dictionary'))
+    for name in [m for m in METHODS if m in res]:
+        p, d = PAPER_RESULTS[ds][name], res[name]['dict']
+        t.add(name, paper=None if p is None else (p[0], p[1]), ours=_mean_std(res[name]['score']),
+              ours_time_s=float(res[name]['time'].mean()),
+              dictionary=None if np.all(np.isnan(d)) else float(np.nanmean(d)))
+    t.results = res
+    return t
 
 # %% ../../nbs/papers/07_scardapane2015.ipynb #ea95a438
 FULL_SIZE_METHODS = ('ELM', 'OS-ELM', 'FB-KOS-ELM', 'ALD-KOS-ELM', 'ALD, 1/(4C)')
@@ -823,18 +859,6 @@ def full_size_online(n_jobs=1, random_state=0):
         results[ds] = run_protocol(ds, folds, runs, n, methods=methods, random_state=random_state, n_jobs=n_jobs)
         code[ds] = run_protocol(ds, folds, runs, n, methods=ONLINE_METHODS, reading='paper_code',
                                 random_state=random_state, n_jobs=n_jobs)
-    tables = []
-    for ds, res in results.items():
-        t = ReproductionTable(f'{ds} at full size ({res["_meta"]["n_samples"]} samples, {res["_meta"]["n_folds"]}-fold '
-                              f'x {res["_meta"]["n_runs"]} run(s)): MCC / NRMSE ± std',
-                              columns=('paper', 'ours', 'ours_time_s', 'dictionary'))
-        for name in [m for m in METHODS if m in res]:
-            p, d = PAPER_RESULTS[ds][name], res[name]['dict']
-            t.add(name, paper=None if p is None else (p[0], p[1]), ours=_mean_std(res[name]['score']),
-                  ours_time_s=float(res[name]['time'].mean()),
-                  dictionary=None if np.all(np.isnan(d)) else float(np.nanmean(d)))
-        t.results = res
-        tables.append(t)
+    tables = [_full_size_table(ds, res) for ds, res in results.items()]
     tables.append(_paper_code_table(results, code))
     return tables
-
