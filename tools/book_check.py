@@ -48,7 +48,9 @@ def own_module_imports(cells):
     srcs = [''.join(c['source']) for c in cells]
     exp = next((m.group(1) for s in srcs for m in [re.search(r'^#\|\s*default_exp\s+(\S+)', s, re.M)] if m), None)
     if exp is None: return []
-    own = re.compile(rf'^\s*(?:from\s+kelm_nb\.{re.escape(exp)}\s+import|import\s+kelm_nb\.{re.escape(exp)}\b)', re.M)
+    pkg, _, mod = ('kelm_nb.' + exp).rpartition('.')
+    own = re.compile(rf'^\s*(?:from\s+kelm_nb\.{re.escape(exp)}\s+import|import\s+kelm_nb\.{re.escape(exp)}\b'
+                     rf'|from\s+{re.escape(pkg)}\s+import\s+(?:.*[\s,(])?{re.escape(mod)}\b)', re.M)
     return [i for i, (c, s) in enumerate(zip(cells, srcs)) if c['cell_type'] == 'code' and own.search(s)]
 
 
