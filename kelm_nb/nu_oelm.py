@@ -27,7 +27,7 @@ from .core import (ACTIVATIONS, KERNELS, RandomHiddenLayer, check_memory, check_
                           _check_range, _validate_fit, _validate_predict)
 import kelm_nb.kernels  # noqa: F401  (registers the 'asymptotic' kernel; the package __init__ does too)
 
-# %% ../nbs/05_nu_oelm.ipynb #bc7a2e43
+# %% ../nbs/05_nu_oelm.ipynb #0c88cf26
 _FASTSUM = {'reassoc', 'nsz', 'contract', 'arcp'}   # sums may be reordered (vectorised); NaN and inf keep their meaning
 
 
@@ -46,7 +46,7 @@ def _chol_append(Lf, s, acol, adiag):
         d2 -= Lf[s, k] * Lf[s, k]
     return d2
 
-# %% ../nbs/05_nu_oelm.ipynb #da67402e
+# %% ../nbs/05_nu_oelm.ipynb #9b37281a
 @njit(cache=True)
 def _chol_delete(Lf, s, pos):
     """Remove row and column `pos` from the factor of size `s`: shift the rows up, then Givens rotations restore the
@@ -70,7 +70,7 @@ def _chol_delete(Lf, s, pos):
             Lf[rr, r] = c * x + sn * y
             Lf[rr, r + 1] = -sn * x + c * y
 
-# %% ../nbs/05_nu_oelm.ipynb #9536fa16
+# %% ../nbs/05_nu_oelm.ipynb #4d2c72a8
 @njit(cache=True, fastmath=_FASTSUM)
 def _forward_substitute(Lf, s, b, out):
     "Solve $L\\mathbf{x} = \\mathbf{b}$ for the leading s×s factor into `out` (`b` is not modified)."
@@ -90,7 +90,7 @@ def _back_substitute(Lf, s, out):
         for k in range(i):
             out[k] -= Lf[i, k] * xi
 
-# %% ../nbs/05_nu_oelm.ipynb #8e8e04b5
+# %% ../nbs/05_nu_oelm.ipynb #7591e866
 @njit(cache=True)
 def _axpy_row(g, Q, k, a):
     "$\\mathbf{g} \\mathrel{+}= a\\,Q_{k\\cdot}$ (a row of Q is contiguous; skipped when a = 0)."
@@ -98,7 +98,7 @@ def _axpy_row(g, Q, k, a):
         for i in range(g.shape[0]):
             g[i] += a * Q[k, i]
 
-# %% ../nbs/05_nu_oelm.ipynb #a911a201
+# %% ../nbs/05_nu_oelm.ipynb #a4013f9c
 @njit(cache=True, fastmath=_FASTSUM)
 def _gram_pass(Q, r, check):
     """One row-major pass over Q: its row sums $Q\\mathbf{1}$ and, with `check`, $Q\\mathbf{r}$ and $Q^\\top\\mathbf{r}$
@@ -127,7 +127,7 @@ def _gram_pass(Q, r, check):
         qr[i] = dot
     return rowsum, qr, qtr
 
-# %% ../nbs/05_nu_oelm.ipynb #104f4c07
+# %% ../nbs/05_nu_oelm.ipynb #e07566bb
 _AT_LOWER = 0   # alpha_i = 0: the set L
 _AT_UPPER = 1   # alpha_i = u_i: the set U
 _FREE = 2       # 0 < alpha_i < u_i: the free set S (a variable at a bound may also be held in S)
@@ -143,7 +143,7 @@ def _update_alpha_status(status, alpha, ub, k):
     else:
         status[k] = _FREE
 
-# %% ../nbs/05_nu_oelm.ipynb #9eb10264
+# %% ../nbs/05_nu_oelm.ipynb #0cf2bcbe
 class _Problem(NamedTuple):
     """The QP: $\\min \\tfrac12\\alpha^\\top Q\\alpha + \\text{lin}^\\top\\alpha$, $0\\le\\alpha\\le$ `ub`, and
     $\\mathbf{1}^\\top\\alpha = $ `total` if `has_eq` (eq. 27: lin $= 0$; eq. 5: lin $= -\\mathbf{1}$, no equality)."""
@@ -155,7 +155,7 @@ class _Problem(NamedTuple):
     total: float
     c: float            # the shift of A = Q_SS + c 11' (eq. 31): mean diag Q with the equality, else 0
 
-# %% ../nbs/05_nu_oelm.ipynb #d81f810b
+# %% ../nbs/05_nu_oelm.ipynb #acdd1dde
 class _Options(NamedTuple):
     """Stopping and pivoting: stop when no violation of eq. 25 exceeds `tol_rel`$\\cdot|\\lambda|$ + `tol_abs`, or
     `tol_flat` once $|\\lambda| \\le$ `rho_flat`; a pivot below `sing_tol` of its diagonal entry is singular; from
@@ -168,7 +168,7 @@ class _Options(NamedTuple):
     sing_tol: float
     large_s: int
 
-# %% ../nbs/05_nu_oelm.ipynb #07049ada
+# %% ../nbs/05_nu_oelm.ipynb #66cb8b94
 @njit(cache=True)
 def _diag_shift(Q, has_eq):
     "The shift c of $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top$: the mean of diag Q with the equality, else 0."
@@ -183,7 +183,7 @@ def _problem(Q, lin, ub, has_eq, total, qub):
     "A `_Problem` on a prepared Q, with its shift c."
     return _Problem(Q, lin, ub, qub, bool(has_eq), float(total), float(_diag_shift(Q, has_eq)))
 
-# %% ../nbs/05_nu_oelm.ipynb #0dba1d63
+# %% ../nbs/05_nu_oelm.ipynb #5496f261
 class _Work(NamedTuple):
     """The solver's work arrays, LIBSVM's `Solver` members: filled in place, never reallocated."""
     alpha: np.ndarray     # the dual vector
@@ -202,7 +202,7 @@ class _Work(NamedTuple):
     v: np.ndarray
     p: np.ndarray         # the step on S
 
-# %% ../nbs/05_nu_oelm.ipynb #59186606
+# %% ../nbs/05_nu_oelm.ipynb #f63e1e48
 class _State(NamedTuple):
     """What changes size or value between the phases of an outer iteration."""
     Lf: np.ndarray        # the Cholesky factor of A_S in its leading s x s block (grown by doubling)
@@ -211,7 +211,7 @@ class _State(NamedTuple):
     it: int               # active-set steps so far
     suma: float           # 1' alpha, kept incrementally
 
-# %% ../nbs/05_nu_oelm.ipynb #653b023e
+# %% ../nbs/05_nu_oelm.ipynb #12a574bc
 @njit(cache=True)
 def _initial_gradient(P, alpha):
     """The gradient $\\mathbf{g} = Q\\alpha + \\text{lin}$ of the dual objective (eq. 27: lin $= 0$; eq. 5: lin
@@ -238,13 +238,13 @@ def _initial_gradient(P, alpha):
             _axpy_row(g, Q, k, alpha[k])
     return g
 
-# %% ../nbs/05_nu_oelm.ipynb #809c46a2
+# %% ../nbs/05_nu_oelm.ipynb #4332e419
 class _Start(NamedTuple):
     work: _Work           # the work arrays at the start
     npend: int            # free start values queued to enter S
     suma: float           # 1' alpha
 
-# %% ../nbs/05_nu_oelm.ipynb #b4f1187a
+# %% ../nbs/05_nu_oelm.ipynb #2b7ce95e
 @njit(cache=True)
 def _start(P, alpha0):
     """The work arrays at the start `alpha0` (clipped to the box): each variable's status, the gradient, and the free
@@ -277,7 +277,7 @@ def _start(P, alpha0):
                  pending, np.empty(n), ones, np.empty(n), np.empty(n), np.empty(n))
     return _Start(work, npend, suma)
 
-# %% ../nbs/05_nu_oelm.ipynb #51cf45d8
+# %% ../nbs/05_nu_oelm.ipynb #9efa0578
 @njit(cache=True)
 def _select_entering(g, status, lam, thr, k, pending, viol):
     """The outer loop's KKT check (eq. 25) over the bound variables, LIBSVM's `select_working_set` for this problem:
@@ -325,7 +325,7 @@ def _select_entering(g, status, lam, thr, k, pending, viol):
             npend += 1
     return npend
 
-# %% ../nbs/05_nu_oelm.ipynb #7e4c6232
+# %% ../nbs/05_nu_oelm.ipynb #dc7ff9d2
 @njit(cache=True)
 def _ratio_test(d, s, free, alpha, ub, tau):
     """The ratio test: the longest step $\\le$ `tau` along `d` that keeps $\\alpha_S$ in its box $[0, u]$, and the
@@ -344,7 +344,7 @@ def _ratio_test(d, s, free, alpha, ub, tau):
             blk = a
     return tau, blk
 
-# %% ../nbs/05_nu_oelm.ipynb #60b48b12
+# %% ../nbs/05_nu_oelm.ipynb #de8e968b
 @njit(cache=True)
 def _record_change(W, ntouch, k, delta):
     """Record a change of $\\alpha_k$ for the deferred update of the full gradient; returns the number of changed
@@ -356,7 +356,7 @@ def _record_change(W, ntouch, k, delta):
     W.dal[k] += delta
     return ntouch
 
-# %% ../nbs/05_nu_oelm.ipynb #789254a7
+# %% ../nbs/05_nu_oelm.ipynb #160db86d
 @njit(cache=True)
 def _current_gradient(Q, W, ntouch, j):
     "$g_j$ with the changes of $\\alpha$ not yet flushed into `W.g`."
@@ -365,7 +365,7 @@ def _current_gradient(Q, W, ntouch, j):
         gj += W.dal[W.touched[m]] * Q[j, W.touched[m]]
     return gj
 
-# %% ../nbs/05_nu_oelm.ipynb #049fd906
+# %% ../nbs/05_nu_oelm.ipynb #0afc507d
 @njit(cache=True)
 def _flush_gradient(Q, W, ntouch):
     """The deferred gradient update: $\\mathbf{g} \\mathrel{+}= \\sum_k \\Delta\\alpha_k Q_{k\\cdot}$, one contiguous
@@ -377,7 +377,7 @@ def _flush_gradient(Q, W, ntouch):
         W.post[k] = -1
     return 0
 
-# %% ../nbs/05_nu_oelm.ipynb #798bf9bf
+# %% ../nbs/05_nu_oelm.ipynb #3d51c88d
 @njit(cache=True)
 def _move_to_bound(P, W, s, k, up, ntouch):
     """Put $\\alpha_k$ on its upper ($U$) or lower ($L$) bound, update $\\mathbf{g}_S$ by that change in $O(|S|)$ and
@@ -394,7 +394,7 @@ def _move_to_bound(P, W, s, k, up, ntouch):
         W.gS[a] += delta * P.Q[k, W.free[a]]
     return _record_change(W, ntouch, k, delta), delta
 
-# %% ../nbs/05_nu_oelm.ipynb #463842da
+# %% ../nbs/05_nu_oelm.ipynb #0ec41be6
 @njit(cache=True)
 def _leave_free_set(Lf, W, s, blk):
     """Remove position `blk` from the free set: its factor row and column (Givens), its entries of `free` and `gS`;
@@ -408,13 +408,13 @@ def _leave_free_set(Lf, W, s, blk):
     W.posS[k] = -1
     return s - 1
 
-# %% ../nbs/05_nu_oelm.ipynb #d132858d
+# %% ../nbs/05_nu_oelm.ipynb #a8ff6848
 class _SingularStep(NamedTuple):
     state: _State         # after the step
     done: bool            # j reached a bound (it stays out of S); else a blocking variable left S
     dirj: float           # the direction of j along the null vector
 
-# %% ../nbs/05_nu_oelm.ipynb #2c6ad2d8
+# %% ../nbs/05_nu_oelm.ipynb #d4bde31b
 @njit(cache=True)
 def _null_direction(P, W, Lf, s, ntouch, j, dirj):
     """The null direction of a singular $A_{S\\cup j}$ (its new pivot vanished): $\\tilde{\\mathbf{d}} =
@@ -437,7 +437,7 @@ def _null_direction(P, W, Lf, s, ntouch, j, dirj):
         sigma -= work[a]
     return dirj, sigma
 
-# %% ../nbs/05_nu_oelm.ipynb #48f384ef
+# %% ../nbs/05_nu_oelm.ipynb #c76d2faf
 @njit(cache=True)
 def _singular_step(P, W, st, j, dirj):
     """The singular-direction step: along the null direction $A\\tilde{\\mathbf{d}} = d_2\\mathbf{e}_j \\approx 0$,
@@ -462,7 +462,7 @@ def _singular_step(P, W, st, j, dirj):
     s = _leave_free_set(st.Lf, W, s, blk)
     return _SingularStep(_State(st.Lf, s, ntouch, st.it, suma + delta), False, dirj)
 
-# %% ../nbs/05_nu_oelm.ipynb #65633534
+# %% ../nbs/05_nu_oelm.ipynb #050145ae
 @njit(cache=True)
 def _grow_factor(Lf, s, n):
     "The factor's storage, doubled (up to n) when the free set fills it."
@@ -474,7 +474,7 @@ def _grow_factor(Lf, s, n):
             L2[i, k] = Lf[i, k]
     return L2
 
-# %% ../nbs/05_nu_oelm.ipynb #7f91f7a7
+# %% ../nbs/05_nu_oelm.ipynb #e4fbefdc
 @njit(cache=True)
 def _try_append(P, W, Lf, s, ntouch, j, sing_tol):
     """Append j to the factor of $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top$ (eq. 31) and to $S$ if its new pivot is
@@ -493,7 +493,7 @@ def _try_append(P, W, Lf, s, ntouch, j, sing_tol):
     W.status[j] = _FREE
     return True
 
-# %% ../nbs/05_nu_oelm.ipynb #7b7626cc
+# %% ../nbs/05_nu_oelm.ipynb #d03acc35
 @njit(cache=True)
 def _enter_pending(P, W, opt, st, npend):
     """Let the entering indices (the violators chosen by the KKT check, or the free values of a warm start) join
@@ -516,7 +516,7 @@ def _enter_pending(P, W, opt, st, npend):
                 break
     return st
 
-# %% ../nbs/05_nu_oelm.ipynb #269e8bfd
+# %% ../nbs/05_nu_oelm.ipynb #bc082f5b
 @njit(cache=True)
 def _equality_step(W, Lf, s, has_eq, r, c):
     """The step $\\mathbf{p}$ of eq. 31 on the free set, into `W.p`.
@@ -549,7 +549,7 @@ def _equality_step(W, Lf, s, has_eq, r, c):
         q += p[a]
     return mu - c * q
 
-# %% ../nbs/05_nu_oelm.ipynb #50b4f557
+# %% ../nbs/05_nu_oelm.ipynb #117affc9
 @njit(cache=True)
 def _minimise_on_free_set(P, W, st, max_iter):
     """The inner loop (eq. 28-31, the paper's pass over the non-bound instances): step to the minimiser of eq. 29 on
@@ -576,7 +576,7 @@ def _minimise_on_free_set(P, W, st, max_iter):
         s = _leave_free_set(Lf, W, s, blk)
     return _State(Lf, s, ntouch, it, suma)
 
-# %% ../nbs/05_nu_oelm.ipynb #025cdb81
+# %% ../nbs/05_nu_oelm.ipynb #3e65cd07
 @njit(cache=True)
 def _equality_multiplier(g, status, free, s):
     """$\\lambda$ (the margin $\\rho$) of eq. 27's equality: the mean of $g$ over the free set, else the midpoint
@@ -599,7 +599,7 @@ def _equality_multiplier(g, status, free, s):
         return gmaxU
     return 0.5 * (gmaxU + gminL)
 
-# %% ../nbs/05_nu_oelm.ipynb #6ac6fd2b
+# %% ../nbs/05_nu_oelm.ipynb #88b2a835
 @njit(cache=True)
 def _kkt_gap(g, alpha, ub, lam, has_eq):
     """The final gap, LIBSVM's `calculate_rho` counterpart: $\\max_{\\alpha_j>0} g_j - \\min_{\\alpha_i<u_i} g_i$ for
@@ -616,7 +616,7 @@ def _kkt_gap(g, alpha, ub, lam, has_eq):
         return max(gmax - gmin, 0.0) if gmax > -np.inf and gmin < np.inf else 0.0
     return max(max(gmax, -gmin), 0.0)
 
-# %% ../nbs/05_nu_oelm.ipynb #9b2ae068
+# %% ../nbs/05_nu_oelm.ipynb #b6af05b8
 class ActiveSetResult(NamedTuple):
     """Solution of eq. 27 (or of the OELM dual of eq. 5).
 
@@ -648,7 +648,7 @@ class ActiveSetResult(NamedTuple):
     n_iter: int
     kkt_gap: float
 
-# %% ../nbs/05_nu_oelm.ipynb #c523130c
+# %% ../nbs/05_nu_oelm.ipynb #513f4466
 @njit(cache=True)
 def _refresh_gradient(P, W):
     """Recompute $\\mathbf{g}$ from $\\alpha$ (the incremental updates drift) and $\\mathbf{1}^\\top\\alpha$; returns
@@ -662,7 +662,7 @@ def _refresh_gradient(P, W):
         suma += W.alpha[i]
     return drift, suma
 
-# %% ../nbs/05_nu_oelm.ipynb #517b2c42
+# %% ../nbs/05_nu_oelm.ipynb #76dd0a8b
 @njit(cache=True)
 def _active_set_core(P, opt, alpha0):
     """Active-set solver of the `_Problem` P from `alpha0`: alternate the inner loop on the free set (eq. 28-31)
@@ -698,12 +698,12 @@ def _active_set_core(P, opt, alpha0):
             break
     return ActiveSetResult(W.alpha, lam, st.it, _kkt_gap(W.g, W.alpha, P.ub, lam, P.has_eq))
 
-# %% ../nbs/05_nu_oelm.ipynb #11a08c49
+# %% ../nbs/05_nu_oelm.ipynb #432cfbc5
 _ROUNDOFF = 1e-12   # part of the stopping threshold relative to the scale of g (ν max diag Q): its round-off floor
 _RHO_FLAT = 1e-7    # a margin ρ below this fraction of the scale of g has collapsed (warned; absolute stopping test)
 _LARGE_FREE_SET = 64   # from this |S| on, up to |S|/8 violators enter per outer iteration
 
-# %% ../nbs/05_nu_oelm.ipynb #022fa87c
+# %% ../nbs/05_nu_oelm.ipynb #7dd54cfc
 _PROBES = {}
 
 
@@ -716,13 +716,13 @@ def _symmetry_probe(n):
         _PROBES[n] = rng.uniform(1.0, 2.0, n) * rng.choice([-1.0, 1.0], n)
     return _PROBES[n]
 
-# %% ../nbs/05_nu_oelm.ipynb #7ce2df1e
+# %% ../nbs/05_nu_oelm.ipynb #c0d9fdec
 def _max_asymmetry(Q, block=256):
     "max |Q - Qᵀ| computed in row blocks (the exact check behind the probe)."
     n = Q.shape[0]
     return max(float(np.abs(Q[i:i + block] - Q[:, i:i + block].T).max()) for i in range(0, n, block))
 
-# %% ../nbs/05_nu_oelm.ipynb #90b4fd38
+# %% ../nbs/05_nu_oelm.ipynb #31b1295f
 def _gram_checked(Q, name='Q', check=True, psd=True):
     """Q as a C-contiguous float64 matrix and its row sums, from one row-major pass.
 
@@ -755,7 +755,7 @@ def _gram_checked(Q, name='Q', check=True, psd=True):
         rowsum = Q.sum(axis=1)
     return Q, rowsum
 
-# %% ../nbs/05_nu_oelm.ipynb #d777d7b7
+# %% ../nbs/05_nu_oelm.ipynb #40ac2f0d
 def _check_nu(nu):
     "ν as a float in (0, 1], or a clear error."
     if isinstance(nu, bool) or not isinstance(nu, (int, float, np.integer, np.floating)):
@@ -764,7 +764,7 @@ def _check_nu(nu):
         raise ValueError(f"nu must be in (0, 1], got {nu!r}")
     return float(nu)
 
-# %% ../nbs/05_nu_oelm.ipynb #394af40f
+# %% ../nbs/05_nu_oelm.ipynb #ad99d1d1
 def _check_C(C):
     "C as a float, > 0 and finite, or a clear error."
     check_positive(C, 'C')
@@ -772,7 +772,7 @@ def _check_C(C):
         raise ValueError(f"C must be finite, got {C}")
     return float(C)
 
-# %% ../nbs/05_nu_oelm.ipynb #6ab18c26
+# %% ../nbs/05_nu_oelm.ipynb #f6476900
 def _active_set_options(tol, max_iter, sing_tol, n):
     "The validated solver options `(tol, max_iter, sing_tol)`; `max_iter=None` is max(10000, 100 n)."
     check_positive(tol, 'tol')
@@ -782,7 +782,7 @@ def _active_set_options(tol, max_iter, sing_tol, n):
     check_positive(max_iter, 'max_iter', integer=True)
     return float(tol), int(max_iter), float(sing_tol)
 
-# %% ../nbs/05_nu_oelm.ipynb #134f1c82
+# %% ../nbs/05_nu_oelm.ipynb #c71495bb
 def _check_alpha0(alpha0, n):
     "A warm start: a float vector of length n."
     a = check_array(alpha0, ensure_2d=False, dtype=np.float64, input_name='alpha0')
@@ -790,7 +790,7 @@ def _check_alpha0(alpha0, n):
         raise ValueError(f"alpha0 must be a vector of length {n}, got shape {a.shape}")
     return a
 
-# %% ../nbs/05_nu_oelm.ipynb #999aa9dd
+# %% ../nbs/05_nu_oelm.ipynb #ef412de8
 def _fix_sum(a, ub, total):
     """Clip a warm start to $[0, u_i]$ and correct its sum greedily: raise the largest entries below their bound
     first, or lower the smallest positive ones first (keeps the support compact)."""
@@ -805,7 +805,7 @@ def _fix_sum(a, ub, total):
         r -= step
     return x
 
-# %% ../nbs/05_nu_oelm.ipynb #66ae8691
+# %% ../nbs/05_nu_oelm.ipynb #15c2dab2
 def _nu_start(score, ub, nu):
     """Feasible start: the variables with the smallest `score` (the row sums $Q\\mathbf{1}$: the points the
     "average" hyperplane classifies worst, the likely margin errors) at their upper bound until $\\nu$ is reached."""
@@ -818,7 +818,7 @@ def _nu_start(score, ub, nu):
         a[order[k]] = max(nu - (filled[k - 1] if k else 0.0), 0.0)
     return a
 
-# %% ../nbs/05_nu_oelm.ipynb #e8e0a193
+# %% ../nbs/05_nu_oelm.ipynb #cdcd32e6
 def _solve_nu(Q, rowsum, nu, ub, tol, max_iter, sing_tol, alpha0=None):
     """eq. 27 with upper bounds `ub` on a prepared Q: the core call with the stopping thresholds; returns
     `(ActiveSetResult, scale)` with scale = ν max diag Q, the scale of g."""
@@ -833,7 +833,7 @@ def _solve_nu(Q, rowsum, nu, ub, tol, max_iter, sing_tol, alpha0=None):
         r = _active_set_core(problem, options, a0)
     return ActiveSetResult(r.alpha, float(r.rho), int(r.n_iter), float(r.kkt_gap)), scale
 
-# %% ../nbs/05_nu_oelm.ipynb #96de3abf
+# %% ../nbs/05_nu_oelm.ipynb #a6bdd3e2
 class MarginCollapseWarning(UserWarning):
     """The margin ρ of a ν-OELM problem is numerically 0: every point of a flat optimal face is optimal.
 
@@ -853,7 +853,7 @@ class MarginCollapseWarning(UserWarning):
     'MarginCollapseWarning'
     """
 
-# %% ../nbs/05_nu_oelm.ipynb #c9bade65
+# %% ../nbs/05_nu_oelm.ipynb #a7d73c62
 def _warn_outcome(result, scale, max_iter, where, nu):
     "The warnings of a ν solve: stopped by max_iter, or a collapsed margin (cause and remedy)."
     if result.n_iter >= max_iter:
@@ -865,7 +865,7 @@ def _warn_outcome(result, scale, max_iter, where, nu):
                       "arbitrary); increase nu, use a kernel of higher rank (more hidden nodes), or break the tie "
                       "with a small ridge", MarginCollapseWarning, stacklevel=3)
 
-# %% ../nbs/05_nu_oelm.ipynb #f6bfaed5
+# %% ../nbs/05_nu_oelm.ipynb #690d9fc9
 def nu_oelm_active_set(Q, nu, tol=1e-8, max_iter=None, alpha0=None, sing_tol=1e-10):
     """Solve the ν-OELM dual (eq. 27), $\\min \\tfrac12\\alpha^\\top Q\\alpha$ s.t. $\\mathbf{1}^\\top\\alpha = \\nu$,
     $0 \\le \\alpha_i \\le 1/N$, by the active-set method of Section 4.
@@ -917,7 +917,7 @@ def nu_oelm_active_set(Q, nu, tol=1e-8, max_iter=None, alpha0=None, sing_tol=1e-
     _warn_outcome(result, scale, max_iter, 'nu_oelm_active_set', nu)
     return result
 
-# %% ../nbs/05_nu_oelm.ipynb #a22a4dea
+# %% ../nbs/05_nu_oelm.ipynb #81f5ed50
 def nu_oelm_path(Q, nus, tol=1e-8, max_iter=None, sing_tol=1e-10):
     """Solve eq. 27 for each ν of `nus` on the same Q, each solve warm-started from the previous solution.
 
@@ -957,7 +957,7 @@ def nu_oelm_path(Q, nus, tol=1e-8, max_iter=None, sing_tol=1e-10):
         previous = nu
     return out
 
-# %% ../nbs/05_nu_oelm.ipynb #ce9fed19
+# %% ../nbs/05_nu_oelm.ipynb #1d82dbe8
 def _solve_box(Q, ub, tol, max_iter, sing_tol, alpha0=None):
     "The OELM dual (eq. 5) with upper bounds `ub` on a prepared Q: the core call (no equality, margin 1)."
     n = Q.shape[0]
@@ -968,7 +968,7 @@ def _solve_box(Q, ub, tol, max_iter, sing_tol, alpha0=None):
         r = _active_set_core(problem, options, a0)
     return ActiveSetResult(r.alpha, 1.0, int(r.n_iter), float(r.kkt_gap))
 
-# %% ../nbs/05_nu_oelm.ipynb #8f8a9e40
+# %% ../nbs/05_nu_oelm.ipynb #c7de7836
 def oelm_active_set(Q, C, tol=1e-8, max_iter=None, alpha0=None, sing_tol=1e-10):
     """Solve the OELM dual (eq. 5), $\\min \\tfrac12\\alpha^\\top Q\\alpha - \\mathbf{1}^\\top\\alpha$ s.t.
     $0 \\le \\alpha_i \\le C$, by the same active-set machinery (no equality; the margin is fixed at 1).
@@ -1011,7 +1011,7 @@ def oelm_active_set(Q, C, tol=1e-8, max_iter=None, alpha0=None, sing_tol=1e-10):
                       ConvergenceWarning, stacklevel=2)
     return result
 
-# %% ../nbs/05_nu_oelm.ipynb #14499e63
+# %% ../nbs/05_nu_oelm.ipynb #d8b05b9a
 def _side_weights(t, class_weight, y_idx, classes):
     """Per-sample weights of one ±1 column: 1, the user's `class_weight[class]`, or 'balanced' (each side of the
     column gets half the total weight, $w_i = N / (2 N_{side})$)."""
@@ -1029,7 +1029,7 @@ def _side_weights(t, class_weight, y_idx, classes):
         raise ValueError(f"class_weight values must be finite and > 0, got {class_weight!r}")
     return w[y_idx]
 
-# %% ../nbs/05_nu_oelm.ipynb #12326371
+# %% ../nbs/05_nu_oelm.ipynb #dcf4adc4
 def _column_nu_limit(ub, t, balance):
     """The largest ν of one column: the box must hold it (ν ≤ Σu) and, with `balance` (no explicit class weights),
     as LIBSVM's `NuSVC` checks, twice the smaller side's share of the box (ν ≤ 2 min(Σ_{t=+1} u, Σ_{t=-1} u)):
@@ -1038,7 +1038,7 @@ def _column_nu_limit(ub, t, balance):
     cap_pos, cap_neg = float(ub[t > 0].sum()), float(ub[t < 0].sum())
     return min(2.0 * min(cap_pos, cap_neg), cap_pos + cap_neg) if balance else cap_pos + cap_neg
 
-# %% ../nbs/05_nu_oelm.ipynb #196f6b56
+# %% ../nbs/05_nu_oelm.ipynb #049ff81f
 def _check_nu_feasible(nu, ub, t, label, balance):
     "A clear error (LIBSVM's words) when ν exceeds the limit of a column."
     limit = _column_nu_limit(ub, t, balance)
@@ -1047,7 +1047,7 @@ def _check_nu_feasible(nu, ub, t, label, balance):
         raise ValueError(f"specified nu={nu} is infeasible for {label}: nu must be <= {rule} = {limit:.4g} "
                          "(as LIBSVM's NuSVC requires); lower nu or use class_weight='balanced'")
 
-# %% ../nbs/05_nu_oelm.ipynb #c1bdfdc9
+# %% ../nbs/05_nu_oelm.ipynb #00f33afa
 _NU_GRID = np.array([0.1, 0.2, 0.3, 0.5, 0.8])    # nu='auto': these fractions of the largest feasible ν
 
 
@@ -1056,7 +1056,7 @@ def _nu_limit(weights, T, balance):
     n = T.shape[0]
     return min([1.0] + [_column_nu_limit(weights[c] / n, T[:, c], balance) for c in range(T.shape[1])])
 
-# %% ../nbs/05_nu_oelm.ipynb #7d824a7e
+# %% ../nbs/05_nu_oelm.ipynb #161cb02d
 def _path_accuracy(est, K, T, y_idx, classes, tr, te, candidates):
     """Validation accuracy of each candidate ν on one fold: per column, the ν path on K[tr, tr], each solve
     warm-started from the previous one; candidates beyond the fold's own feasible limit score 0."""
@@ -1084,7 +1084,7 @@ def _path_accuracy(est, K, T, y_idx, classes, tr, te, candidates):
     predicted = np.argmax(scores, axis=2) if m > 1 else (scores[:, :, 0] > 0).astype(int)
     return np.where(feasible, np.mean(predicted == truth, axis=1), 0.0)
 
-# %% ../nbs/05_nu_oelm.ipynb #9e0d734f
+# %% ../nbs/05_nu_oelm.ipynb #9616547c
 def _platt_fit(scores, t):
     """Platt scaling (Platt 2000, with the targets of Lin, Lin & Weng 2007, as LIBSVM): $A, B$ of
     $P(t = 1 \\mid f) = 1/(1 + e^{Af + B})$ by maximum likelihood."""
@@ -1100,7 +1100,7 @@ def _platt_fit(scores, t):
     start = np.array([0.0, np.log((n_neg + 1.0) / (n_pos + 1.0))])
     return scipy.optimize.minimize(loss, start, jac=True, method='L-BFGS-B').x
 
-# %% ../nbs/05_nu_oelm.ipynb #6577ccaf
+# %% ../nbs/05_nu_oelm.ipynb #df5e2ebc
 def _platt_proba(scores, platt):
     "Class probabilities from one-vs-all scores: one sigmoid per column, rows normalised (two classes: [1 - p, p])."
     scores = scores.reshape(scores.shape[0], -1)
@@ -1110,14 +1110,14 @@ def _platt_proba(scores, platt):
     total = p.sum(axis=1, keepdims=True)
     return np.divide(p, total, out=np.full_like(p, 1.0 / p.shape[1]), where=total > 0)
 
-# %% ../nbs/05_nu_oelm.ipynb #af9297bd
+# %% ../nbs/05_nu_oelm.ipynb #2e396eb8
 def _store_params(estimator, params):
     "The constructor's work: each argument stored under its own name, untouched (as scikit-learn requires)."
     for name, value in params.items():
         if name != 'self':
             setattr(estimator, name, value)
 
-# %% ../nbs/05_nu_oelm.ipynb #c790368a
+# %% ../nbs/05_nu_oelm.ipynb #4213d696
 def _check_settings(est):
     """What `_parameter_constraints` cannot say: a kernel of the registry, finite (low, high) ranges; checked
     whether or not the kernel uses them."""
@@ -1129,14 +1129,14 @@ def _check_settings(est):
         _check_range(est.weight_range, 'weight_range')
     _check_range(est.bias_range, 'bias_range')
 
-# %% ../nbs/05_nu_oelm.ipynb #cd2d3747
+# %% ../nbs/05_nu_oelm.ipynb #c483f912
 def _add_ridge(K, ridge):
     "K with ridge·mean(diag K) added to its diagonal, in place: a tie-break when the margin collapses."
     if ridge > 0:
         K[np.diag_indices_from(K)] += ridge * max(float(np.mean(np.diag(K))), np.finfo(float).tiny)
     return K
 
-# %% ../nbs/05_nu_oelm.ipynb #f9538ac0
+# %% ../nbs/05_nu_oelm.ipynb #cff33f8b
 def _elm_gram(est, X):
     "kernel='elm': the hidden layer, its (centred) output H and $K = HH^\\top$; stores `h_mean_`."
     layer = RandomHiddenLayer(est.n_hidden, est.activation, weight_range=est.weight_range,
@@ -1149,7 +1149,7 @@ def _elm_gram(est, X):
     H -= est.h_mean_
     return H @ H.T, layer, H
 
-# %% ../nbs/05_nu_oelm.ipynb #ce1f7174
+# %% ../nbs/05_nu_oelm.ipynb #88d9d5cf
 def _train_gram(est, X):
     "The training Gram matrix K (with the ridge on its diagonal) and, for kernel='elm', the hidden layer and H."
     n = X.shape[0]
@@ -1170,7 +1170,7 @@ def _train_gram(est, X):
         K, _ = _gram_checked(K, name='kernel(X, X)', psd=False)
     return _add_ridge(K, est.ridge), None, None
 
-# %% ../nbs/05_nu_oelm.ipynb #2189e99d
+# %% ../nbs/05_nu_oelm.ipynb #6739b262
 class _Labels(NamedTuple):
     T: np.ndarray         # ±1 columns: one for two classes, one per class otherwise
     classes: np.ndarray
@@ -1184,13 +1184,13 @@ class _Columns(NamedTuple):
     objs: np.ndarray      # dual objectives
     gaps: np.ndarray      # KKT gaps
 
-# %% ../nbs/05_nu_oelm.ipynb #a7de7c64
+# %% ../nbs/05_nu_oelm.ipynb #2a617088
 def _labels(y):
     "The ±1 columns of `y`, its classes and each sample's class index."
     T, classes = encode_labels(y)
     return _Labels(T, classes, np.searchsorted(classes, y))
 
-# %% ../nbs/05_nu_oelm.ipynb #ce2613ad
+# %% ../nbs/05_nu_oelm.ipynb #6a1ef0c8
 def _solve_columns(est, K, T, weights, alpha0=None, quiet=True):
     "One dual QP per column of T on the Gram matrix K, by the estimator's `_solve`."
     n, m = T.shape
@@ -1205,7 +1205,7 @@ def _solve_columns(est, K, T, weights, alpha0=None, quiet=True):
         objs[c] = 0.5 * r.alpha @ Q @ r.alpha - est._linear_term() * r.alpha.sum()
     return _Columns(alphas, rhos, iters, objs, gaps)
 
-# %% ../nbs/05_nu_oelm.ipynb #a5094b50
+# %% ../nbs/05_nu_oelm.ipynb #b1e755e8
 def _warm_alpha(est, n, m):
     "With `warm_start`, the previous solution rescaled by the ratio of the new and the old ν (or C), else None."
     previous = getattr(est, 'alpha_', None) if est.warm_start else None
@@ -1213,7 +1213,7 @@ def _warm_alpha(est, n, m):
         return None
     return previous.reshape(n, -1) * (est._penalty() / est._fitted_penalty)
 
-# %% ../nbs/05_nu_oelm.ipynb #d67d379e
+# %% ../nbs/05_nu_oelm.ipynb #6fcecfd4
 def _store_fit(est, X, labels, cols, scale, layer, H):
     "The fitted attributes, SVC-like: support vectors grouped by class, dual coefficients scaled by 1/ρ."
     T, classes, y_idx = labels
@@ -1236,7 +1236,7 @@ def _store_fit(est, X, labels, cols, scale, layer, H):
         est.coef_ = H[support].T @ est.dual_coef_.T
         est.intercept_ = -(est.h_mean_ @ est.coef_)
 
-# %% ../nbs/05_nu_oelm.ipynb #2bcd168f
+# %% ../nbs/05_nu_oelm.ipynb #d78f10a5
 def _fit_platt(est, X, y, T):
     "Platt's sigmoids on 5-fold cross-validated decision values, as SVC(probability=True)."
     base = clone(est).set_params(probability=False, warm_start=False, **est._selected_params())
@@ -1244,7 +1244,7 @@ def _fit_platt(est, X, y, T):
     scores = cross_val_predict(base, X, y, cv=cv, method='decision_function').reshape(len(y), -1)
     est.probA_, est.probB_ = np.array([_platt_fit(scores[:, c], T[:, c]) for c in range(T.shape[1])]).T
 
-# %% ../nbs/05_nu_oelm.ipynb #e9df0732
+# %% ../nbs/05_nu_oelm.ipynb #a2db7047
 def _decision(est, X):
     "The scores $f(\\mathbf{x})/\\rho$ per column: from the stored β (kernel='elm'), or the kernel expansion."
     X = _validate_predict(est, X)          # kernel='precomputed': (n_queries, n_train), n_train = n_features_in_
@@ -1258,7 +1258,7 @@ def _decision(est, X):
         return out
     return kernel_product(est._kernel, X, est.support_vectors_, est.dual_coef_.T)
 
-# %% ../nbs/05_nu_oelm.ipynb #616dd8d4
+# %% ../nbs/05_nu_oelm.ipynb #ddd40f0c
 class _OELMPrediction:
     "Prediction of a fitted OELM or ν-OELM classifier: scores divided by ρ, classes, Platt probabilities."
 
@@ -1290,7 +1290,7 @@ class _OELMPrediction:
         """
         return decode_scores(self.decision_function(X), self.classes_)
 
-# %% ../nbs/05_nu_oelm.ipynb #a76132ab
+# %% ../nbs/05_nu_oelm.ipynb #d867b44e
 class _PlattPrediction:
     "Probabilities of a classifier fitted with `probability=True`."
 
@@ -1323,7 +1323,7 @@ class _PlattPrediction:
         """
         return np.log(self.predict_proba(X))
 
-# %% ../nbs/05_nu_oelm.ipynb #7fb8ad17
+# %% ../nbs/05_nu_oelm.ipynb #947b4e91
 class _OELMBase(_OELMPrediction, _PlattPrediction, ClassifierMixin, BaseEstimator):
     "Shared by `NuOELMClassifier` and `OELMClassifier`: the parameters, the kernel and the fit as a pipeline of steps."
     _parameter_constraints = {
@@ -1382,7 +1382,7 @@ class _OELMBase(_OELMPrediction, _PlattPrediction, ClassifierMixin, BaseEstimato
         tags.input_tags.pairwise = self.kernel == 'precomputed'
         return tags
 
-# %% ../nbs/05_nu_oelm.ipynb #115f7c29
+# %% ../nbs/05_nu_oelm.ipynb #031a0973
 class _NuHooks:
     "ν-OELM's hooks: the box 1/N (times the class weights), ν feasible or chosen, eq. 27, scores divided by ρ."
     _parameter_constraints = {**_OELMBase._parameter_constraints,
@@ -1438,7 +1438,7 @@ class _NuHooks:
             _warn_outcome(result, scale, max_iter, type(self).__name__, self.nu_)
         return result
 
-# %% ../nbs/05_nu_oelm.ipynb #058a8b12
+# %% ../nbs/05_nu_oelm.ipynb #7f500fe6
 class _BoxHooks:
     "OELM's hooks: the box C (times the class weights), eq. 5, margin 1."
     _parameter_constraints = {**_OELMBase._parameter_constraints, 'C': [Interval(Real, 0, None, closed='neither')]}
@@ -1471,7 +1471,7 @@ class _BoxHooks:
                           ConvergenceWarning, stacklevel=3)
         return result
 
-# %% ../nbs/05_nu_oelm.ipynb #196c1bb2
+# %% ../nbs/05_nu_oelm.ipynb #7a3ff83d
 class NuOELMClassifier(_NuHooks, _OELMBase):
     """ν-OELM (Ding et al. 2017): the dual eq. 27 per one-vs-all column, solved by the active-set method.
 
@@ -1533,7 +1533,7 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
                  probability=False, tol=1e-8, max_iter=None, warm_start=False, random_state=None):
         _store_params(self, locals())
 
-# %% ../nbs/05_nu_oelm.ipynb #67795309
+# %% ../nbs/05_nu_oelm.ipynb #c31a86dd
 class OELMClassifier(_BoxHooks, _OELMBase):
     """OELM (Huang, Ding & Zhou 2010): the box-constrained dual of eq. 5 per one-vs-all column.
 
