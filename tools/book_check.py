@@ -51,7 +51,16 @@ def own_module_imports(cells):
     pkg, _, mod = ('kelm_nb.' + exp).rpartition('.')
     own = re.compile(rf'^\s*(?:from\s+kelm_nb\.{re.escape(exp)}\s+import|import\s+kelm_nb\.{re.escape(exp)}\b'
                      rf'|from\s+{re.escape(pkg)}\s+import\s+(?:.*[\s,(])?{re.escape(mod)}\b)', re.M)
-    return [i for i, (c, s) in enumerate(zip(cells, srcs)) if c['cell_type'] == 'code' and own.search(s)]
+    return [i for i, (c, s) in enumerate(zip(cells, srcs)) if c['cell_type'] == 'code' and own.search(_imports(s))]
+
+
+def _imports(source):
+    "The import statements of a cell's code (a script inside a string is not the notebook importing it)."
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # magics: fall back to the text
+        return source
+    return '\n'.join(ast.unparse(n) for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))
 
 
 def history_marks(text):
