@@ -20,7 +20,7 @@ import time
 import traceback
 from pathlib import Path
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 import kelm_nb
 from .experiments import PAPERS, Table, task_store

@@ -30,7 +30,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 from sklearn.utils.validation import check_array
 from tabulate import tabulate
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .core import limit_blas_threads
 
