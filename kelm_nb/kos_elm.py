@@ -507,16 +507,16 @@ def _resized(state, cap):
 
 # %% ../nbs/07_kos_elm.ipynb #f4a261aa
 @njit(cache=True, fastmath=_FM)
-def _apriori_errors(l, m, V, y, e):
-    "e[o] = y[o] - l[:m]'V[:m, o] for every output o (Table I line 8 in factored coordinates)."
+def _apriori_errors(l, m, V, Y, E, t):
+    "E[t, o] = Y[t, o] - l[:m]'V[:m, o] for every output o (Table I line 8 in factored coordinates)."
     for o in range(V.shape[1]):
-        s = y[o]
+        s = Y[t, o]
         for i in range(m):
             s -= l[i] * V[i, o]
-        e[o] = s
+        E[t, o] = s
 
 # %% ../nbs/07_kos_elm.ipynb #62b66aac
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _store_sample(st, m, x, position):
     "Dictionary element m becomes the sample x, the `position`-th of the stream."
     for c in range(x.shape[0]):
@@ -536,7 +536,7 @@ def _table1_run(X, Y, E, state, config):
     L, V, counts = st.M, st.V, st.counts
     m, n_seen = counts[_N_DICT], counts[_N_SEEN]
     for t in range(X.shape[0]):
-        x, e = X[t], E[t]
+        x = X[t]
         Lm = L[m]
         ktt = _krow(cf.kern, st.D, m, x, Lm)
         _forward(L, m, Lm)
@@ -549,9 +549,9 @@ def _table1_run(X, Y, E, state, config):
             counts[_N_EVENTS] += 1
         sr = math.sqrt(r)
         Lm[m] = sr
-        _apriori_errors(Lm, m, V, Y[t], e)
+        _apriori_errors(Lm, m, V, Y, E, t)
         for o in range(V.shape[1]):
-            V[m, o] = e[o] / sr
+            V[m, o] = E[t, o] / sr
         _store_sample(st, m, x, n_seen + t)
         m += 1
     counts[_N_DICT], counts[_N_SEEN] = m, n_seen + X.shape[0]
@@ -616,13 +616,11 @@ def _lower_inverse(L, m, W):
     _solve_columns(L, m, eye, W, False)
 
 # %% ../nbs/07_kos_elm.ipynb #a050871a
-@njit(cache=True, fastmath=_FM)
-def _ald_project(st, cf, m, x):
-    """Eq. 11 for the sample x: work[0] <- l = L^-1 k (or W k once the dictionary is frozen at `max_size`).
-
-    Returns (dis2, admit): dis^2 = k(x,x) - l'l and whether x joins (dis^2 above the threshold and the floor, as
-    fractions of k(x,x)). A sample the floor alone keeps out is counted in `_N_EVENTS`."""
-    lbuf, pbuf = st.work[0], st.work[1]
+@njit(cache=True, fastmath=_FM, inline='always')
+def _ald_project(st, cf, m, x, lbuf, pbuf):
+    """Eq. 11 for the sample x: lbuf <- l = L^-1 k (or W k once the dictionary is frozen at `max_size`; pbuf is
+    scratch). Returns (dis2, admit): dis^2 = k(x,x) - l'l and whether x joins (dis^2 above the threshold and the
+    floor, as fractions of k(x,x)). A sample the floor alone keeps out is counted in `_N_EVENTS`."""
     ktt = _krow(cf.kern, st.D, m, x, lbuf)
     dis2, admit = 0.0, False
     if m < cf.max_size:
@@ -645,33 +643,33 @@ def _ald_project(st, cf, m, x):
     return dis2, admit
 
 # %% ../nbs/07_kos_elm.ipynb #16b9cff4
-@njit(cache=True, fastmath=_FM)
-def _ald_reject(st, m, e, lPl):
-    """The RLS step of a rejected sample with a-priori errors e: beta += g P l e with g = 1 / (1 + l'Pl), P l in
-    work[1]; P's rank-one update -g (Pl)(Pl)' is deferred to the next pass (returns its factor g)."""
-    pbuf, B = st.work[1], st.V
+@njit(cache=True, fastmath=_FM, inline='always')
+def _ald_reject(st, m, E, t, lPl, pbuf):
+    """The RLS step of a rejected sample with a-priori errors E[t]: beta += g P l e with g = 1 / (1 + l'Pl), P l in
+    pbuf; P's rank-one update -g (Pl)(Pl)' is deferred to the next pass (returns its factor g)."""
+    B = st.V
     g = 1.0 / (1.0 + lPl)
     for o in range(B.shape[1]):
         for i in range(m):
-            B[i, o] += pbuf[i] * (e[o] * g)
+            B[i, o] += pbuf[i] * (E[t, o] * g)
     for i in range(m):
         st.pend[i] = pbuf[i]
     return g
 
 # %% ../nbs/07_kos_elm.ipynb #59f09473
-@njit(cache=True, fastmath=_FM)
-def _ald_admit(st, inv_c, m, e, lPl, dis2):
+@njit(cache=True, fastmath=_FM, inline='always')
+def _ald_admit(st, inv_c, m, E, t, lPl, dis2, lbuf, pbuf):
     """The RLS step on blockdiag(P, C) of an admitted sample: L gains the row [l', sqrt(dis2)], the new coordinate of
     beta and the new row of P follow the update above with rho = dis2 + (1 + l'Pl) / C; the old block's rank-one
-    term is deferred (returns its factor 1 / (C rho))."""
-    lbuf, pbuf, B = st.work[0], st.work[1], st.V
+    term is deferred (returns its factor 1 / (C rho)). lbuf holds l, pbuf P l."""
+    B = st.V
     rho = inv_c * (1.0 + lPl) + dis2
     sd = math.sqrt(dis2)
     g = inv_c / rho
     for o in range(B.shape[1]):
         for i in range(m):
-            B[i, o] += pbuf[i] * (e[o] * g)
-        B[m, o] = sd * e[o] / rho
+            B[i, o] += pbuf[i] * (E[t, o] * g)
+        B[m, o] = sd * E[t, o] / rho
     Lm, Pm = st.M[m], st.P[m]
     for i in range(m):
         Lm[i] = lbuf[i]
@@ -684,23 +682,25 @@ def _ald_admit(st, inv_c, m, e, lPl, dis2):
 
 # %% ../nbs/07_kos_elm.ipynb #5a77b4ea
 @njit(cache=True, fastmath=_FM)
-def _ald_run(X, Y, E, state, config):
+def _ald_run(X, Y, E, state, config, start):
     """ALD-KOS-ELM over the batch (X, Y): Engel et al.'s ALD-KRLS with the ridge 1/C of eq. 2, in whitened
     coordinates (state.M = L with L L' = Omega_D, state.V = beta = L'alpha); E[t] receives the a-priori errors.
 
     Per sample: the kernel row and eq. 11 (`_ald_project`), one pass over P that applies the deferred rank-one
     term and forms P l (`_rls_pass`), the error e = y - l'beta, then `_ald_admit` or `_ald_reject`. `state` and
-    `config` are a `_KOSState` and a `_KOSConfig` as plain tuples. Returns the samples processed: fewer than len(X)
-    when a joining sample finds the buffers full (the state then excludes it; grow them and call again)."""
+    `config` are a `_KOSState` and a `_KOSConfig` as plain tuples. The rows from `start` on are processed; returns
+    the row reached: len(X), or the row of a joining sample that finds the buffers full (the state then excludes it;
+    grow them and call again from there)."""
     st, cf = _KOSState(*state), _KOSConfig(*config)
     counts, lbuf, pbuf = st.counts, st.work[0], st.work[1]
-    m, n_seen, cap = counts[_N_DICT], counts[_N_SEEN], st.D.shape[0]
+    m, cap = counts[_N_DICT], st.D.shape[0]
+    base = counts[_N_SEEN] - start                             # row t is sample base + t of the stream
     scale = st.fvals[_PEND_SCALE]
-    for t in range(X.shape[0]):
-        x, e = X[t], E[t]
-        dis2, admit = _ald_project(st, cf, m, x)
+    for t in range(start, X.shape[0]):
+        x = X[t]
+        dis2, admit = _ald_project(st, cf, m, x, lbuf, pbuf)
         if admit and m == cap:
-            counts[_N_DICT], counts[_N_SEEN] = m, n_seen + t
+            counts[_N_DICT], counts[_N_SEEN] = m, base + t
             st.fvals[_PEND_SCALE] = scale
             counts[_VERSION] += 1
             return t
@@ -708,14 +708,14 @@ def _ald_run(X, Y, E, state, config):
         lPl = 0.0
         for i in range(m):
             lPl += lbuf[i] * pbuf[i]
-        _apriori_errors(lbuf, m, st.V, Y[t], e)                # f(x) = k'alpha = l'beta
+        _apriori_errors(lbuf, m, st.V, Y, E, t)                # f(x) = k'alpha = l'beta
         if admit:
-            scale = _ald_admit(st, cf.inv_c, m, e, lPl, dis2)
-            _store_sample(st, m, x, n_seen + t)
+            scale = _ald_admit(st, cf.inv_c, m, E, t, lPl, dis2, lbuf, pbuf)
+            _store_sample(st, m, x, base + t)
             m += 1
         else:
-            scale = _ald_reject(st, m, e, lPl)
-    counts[_N_DICT], counts[_N_SEEN] = m, n_seen + X.shape[0]
+            scale = _ald_reject(st, m, E, t, lPl, pbuf)
+    counts[_N_DICT], counts[_N_SEEN] = m, base + X.shape[0]
     st.fvals[_PEND_SCALE] = scale
     counts[_VERSION] += 1
     return X.shape[0]
@@ -778,11 +778,10 @@ def _delete_row(A, size, j):
         A[i] = A[i + 1]
 
 # %% ../nbs/07_kos_elm.ipynb #6d6961a2
-@njit(cache=True, fastmath=_FM)
-def _fb_project(st, cf, m, x):
-    """work[0] <- k (the kernel row of x), work[1] <- l = U k, work[2] <- z = U'l = Q k (line 5); returns the Schur
+@njit(cache=True, fastmath=_FM, inline='always')
+def _fb_project(st, cf, m, x, kbuf, lbuf, zbuf):
+    """kbuf <- k (the kernel row of x), lbuf <- l = U k, zbuf <- z = U'l = Q k (line 5); returns the Schur
     complement r = 1/C + k(x,x) - l'l (line 6), clamped at 1/C and counted in `_N_EVENTS`."""
-    kbuf, lbuf, zbuf = st.work[0], st.work[1], st.work[2]
     ktt = _krow(cf.kern, st.D, m, x, kbuf)
     _lower_matvec(st.M, m, kbuf, lbuf)                     # l = U k
     s = 0.0
@@ -796,23 +795,23 @@ def _fb_project(st, cf, m, x):
     return r
 
 # %% ../nbs/07_kos_elm.ipynb #0f1b6ba9
-@njit(cache=True, fastmath=_FM)
-def _fb_leaving(st, m, e, r, window):
-    """The element that leaves a full dictionary of m once the sample (a-priori errors e, Schur complement r) joins:
-    slot 0, the oldest (`window`), or the smallest leave-one-out error ||alpha_i|| / Q_ii after growth, the
-    newcomer's being |e|. m means the newcomer itself."""
+@njit(cache=True, fastmath=_FM, inline='always')
+def _fb_leaving(st, m, E, t, r, window, zbuf):
+    """The element that leaves a full dictionary of m once the sample (a-priori errors E[t], Schur complement r,
+    z in zbuf) joins: slot 0, the oldest (`window`), or the smallest leave-one-out error ||alpha_i|| / Q_ii after
+    growth, the newcomer's being |e|. m means the newcomer itself."""
     if window:
         return 0
-    alpha, diag, zbuf = st.alpha, st.diag, st.work[2]
+    alpha, diag, n_out = st.alpha, st.diag, E.shape[1]
     best = 0.0
-    for o in range(e.shape[0]):
-        best += e[o] * e[o]                                # the new sample: (|e / r| / (1 / r))^2
+    for o in range(n_out):
+        best += E[t, o] * E[t, o]                          # the new sample: (|e / r| / (1 / r))^2
     ir = 1.0 / r
     j = m
     for i in range(m):
         s2 = 0.0
-        for o in range(e.shape[0]):
-            v = alpha[i, o] - zbuf[i] * e[o] * ir
+        for o in range(n_out):
+            v = alpha[i, o] - zbuf[i] * E[t, o] * ir
             s2 += v * v
         q = diag[i] + zbuf[i] * zbuf[i] * ir
         if s2 < best * q * q:                              # s2 / q^2 < best, without a division per element
@@ -820,25 +819,24 @@ def _fb_leaving(st, m, e, r, window):
     return j
 
 # %% ../nbs/07_kos_elm.ipynb #d3bd5734
-@njit(cache=True, fastmath=_FM)
-def _fb_append(st, m, e, y, r):
-    "Element m joins: U gains the row [z'/sqrt(r), -1/sqrt(r)], V the entries -e/sqrt(r), Yd the targets y."
-    zbuf, Um = st.work[2], st.M[m]
+@njit(cache=True, fastmath=_FM, inline='always')
+def _fb_append(st, m, Y, E, t, r, zbuf):
+    "Element m joins: U gains the row [z'/sqrt(r), -1/sqrt(r)], V the entries -E[t]/sqrt(r), Yd the targets Y[t]."
+    Um = st.M[m]
     sr = math.sqrt(r)
     for i in range(m):
         Um[i] = zbuf[i] / sr
     Um[m] = -1.0 / sr
     for o in range(st.V.shape[1]):
-        st.V[m, o] = -e[o] / sr
-        st.Yd[m, o] = y[o]
+        st.V[m, o] = -E[t, o] / sr
+        st.Yd[m, o] = Y[t, o]
 
 # %% ../nbs/07_kos_elm.ipynb #1a40f149
-@njit(cache=True, fastmath=_FM)
-def _fb_grow(st, m, e, r):
+@njit(cache=True, fastmath=_FM, inline='always')
+def _fb_grow(st, m, E, t, r, zbuf):
     "alpha and diag(Q) of the dictionary grown by element m (Table I line 9: alpha -= z e / r, new alpha e / r)."
-    zbuf = st.work[2]
     for o in range(st.alpha.shape[1]):
-        h = e[o] / r
+        h = E[t, o] / r
         for i in range(m):
             st.alpha[i, o] -= zbuf[i] * h
         st.alpha[m, o] = h
@@ -847,7 +845,7 @@ def _fb_grow(st, m, e, r):
     st.diag[m] = 1.0 / r
 
 # %% ../nbs/07_kos_elm.ipynb #21c8baeb
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, fastmath=_FM, inline='always')
 def _fb_remove(st, m, j):
     "Element j of the m + 1 held leaves: rotated out of U and V, D, Yd and idx shifted, alpha and diag recomputed."
     _drop_element(st.M, st.V, m + 1, j)
@@ -868,25 +866,25 @@ def _fb_run(X, Y, E, state, config):
     order; fvals accumulates the targets' sum and sum of squares. `state` and `config` are a `_KOSState` and a
     `_KOSConfig` as plain tuples."""
     st, cf = _KOSState(*state), _KOSConfig(*config)
-    counts, fvals, lbuf = st.counts, st.fvals, st.work[1]
+    counts, fvals, kbuf, lbuf, zbuf = st.counts, st.fvals, st.work[0], st.work[1], st.work[2]
     m, n_seen = counts[_N_DICT], counts[_N_SEEN]
     window = cf.mode == _MODE_WINDOW
     for t in range(X.shape[0]):
-        x, y, e = X[t], Y[t], E[t]
-        r = _fb_project(st, cf, m, x)
-        _apriori_errors(lbuf, m, st.V, y, e)                   # k'alpha = (U k)'(U Yd)
-        for o in range(y.shape[0]):
-            fvals[_SUM_Y] += y[o]
-            fvals[_SUM_Y2] += y[o] * y[o]
+        x = X[t]
+        r = _fb_project(st, cf, m, x, kbuf, lbuf, zbuf)
+        _apriori_errors(lbuf, m, st.V, Y, E, t)                # k'alpha = (U k)'(U Yd)
+        for o in range(Y.shape[1]):
+            fvals[_SUM_Y] += Y[t, o]
+            fvals[_SUM_Y2] += Y[t, o] * Y[t, o]
         j = m
         if m == cf.max_size:
-            j = _fb_leaving(st, m, e, r, window)
+            j = _fb_leaving(st, m, E, t, r, window, zbuf)
             if j == m:                                         # the new sample leaves at once: nothing changes
                 continue
-        _fb_append(st, m, e, y, r)
+        _fb_append(st, m, Y, E, t, r, zbuf)
         _store_sample(st, m, x, n_seen + t)
         if j == m:
-            _fb_grow(st, m, e, r)
+            _fb_grow(st, m, E, t, r, zbuf)
             m += 1
         else:
             _fb_remove(st, m, j)
@@ -1513,7 +1511,7 @@ def _kos_learn(est, X, T):
     elif mode == _MODE_ALD:
         done = 0
         while True:
-            done += _ald_run(X[done:], T[done:], E[done:], est._state_args, est._config_args)
+            done = _ald_run(X, T, E, est._state_args, est._config_args, done)
             if done == X.shape[0]:
                 break
             _grow(est, int(min(2 * est._state.D.shape[0], est._config.max_size)))
@@ -1525,21 +1523,22 @@ def _kos_learn(est, X, T):
 def _kos_alpha(est):
     "Coefficients of the dictionary, from the state: FB keeps them current, Table I and ALD cache them per version."
     st = est._state
-    m, version = int(st.counts[_N_DICT]), st.counts[_VERSION]
-    if st.counts[_ALPHA_VERSION] != version or st.alpha.shape[0] < m:
+    counts = st.counts
+    m, version = int(counts[_N_DICT]), counts[_VERSION]
+    if counts[_ALPHA_VERSION] != version or st.alpha.shape[0] < m:
         if est._config.mode < _MODE_FB:
             if st.alpha.shape[0] < st.V.shape[0]:
                 _install(est, st._replace(alpha=np.zeros_like(st.V)))
                 st = est._state
             _chol_coef(st.M, m, st.V, st.alpha)
-        st.counts[_ALPHA_VERSION] = version
+        counts[_ALPHA_VERSION] = version
     return st.alpha[:m]
 
 # %% ../nbs/07_kos_elm.ipynb #154af2e4
 def _warn_dependent(est):
     "IllConditionedWarning for Schur complements clamped since the last warning (Table I, FB, window)."
     counts = est._state.counts
-    if est._config.mode != _MODE_ALD and counts[_N_EVENTS] > counts[_EVENTS_WARNED]:   # ALD's are its floor
+    if counts[_N_EVENTS] > counts[_EVENTS_WARNED]:
         new = int(counts[_N_EVENTS] - counts[_EVENTS_WARNED])
         counts[_EVENTS_WARNED] = counts[_N_EVENTS]
         warnings.warn(f"{new} sample(s) were numerically dependent on the dictionary (Schur complement below 1/C "
@@ -1551,8 +1550,10 @@ def _warn_dependent(est):
 def _warn_ald_keeps_most(est):
     "UserWarning, once, when the ALD dictionary keeps more than half of the samples (and at least 256)."
     counts = est._state.counts
+    if counts[_WARNED] & _FLAG_ALD_KEEPS_MOST:
+        return
     m, n = int(counts[_N_DICT]), int(counts[_N_SEEN])
-    if est._config.mode == _MODE_ALD and not counts[_WARNED] & _FLAG_ALD_KEEPS_MOST and m >= 256 and m > n / 2:
+    if m >= 256 and m > n / 2:
         counts[_WARNED] |= _FLAG_ALD_KEEPS_MOST
         warnings.warn(f"the ALD dictionary keeps {m} of the {n} samples seen (threshold {est.ald_threshold_:g} "
                       f"of k(x,x)): the kernel is narrow for this data (e.g. many features), so ALD sparsifies "
@@ -1571,8 +1572,10 @@ def _fb_target_spread(st, n_outputs):
 def _warn_fb_outliers(est):
     "UserWarning, once, when the FB dictionary's targets spread more than 2.5 times the stream's."
     counts = est._state.counts
+    if counts[_WARNED] & _FLAG_FB_OUTLIERS:
+        return
     m, n = int(counts[_N_DICT]), int(counts[_N_SEEN])
-    if est._config.mode == _MODE_FB and not counts[_WARNED] & _FLAG_FB_OUTLIERS and n >= 4 * est.budget_ and m > 1:
+    if n >= 4 * est.budget_ and m > 1:
         ratio = _fb_target_spread(est._state, est._n_outputs)
         if ratio > 2.5:
             counts[_WARNED] |= _FLAG_FB_OUTLIERS
@@ -1611,14 +1614,18 @@ class _KOSELMBase(_StreamingModel):
 
     def _outputs(self, X):
         Xl = _query_rows(self, X)
-        out = np.empty((Xl.shape[0], self._n_outputs))
-        _predict_rows(self._config.kern, Xl, self._state.D, int(self._state.counts[_N_DICT]), self._alpha(), out)
+        alpha, out = self._alpha(), np.empty((Xl.shape[0], self._n_outputs))
+        _predict_rows(self._config.kern, Xl, self._state.D, alpha.shape[0], alpha, out)
         return out
 
     def _warn(self):
+        mode = self._config.mode
+        if mode == _MODE_ALD:                          # ALD's floor events are its documented threshold
+            _warn_ald_keeps_most(self)
+            return
         _warn_dependent(self)
-        _warn_ald_keeps_most(self)
-        _warn_fb_outliers(self)
+        if mode == _MODE_FB:
+            _warn_fb_outliers(self)
 
     def __setstate__(self, state):
         super().__setstate__(state)
