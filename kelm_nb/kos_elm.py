@@ -1429,8 +1429,10 @@ class OSELMClassifier(_StreamClassifierMixin, _OSELMBase):
 
     Parameters
     ----------
-    n_hidden, activation, C, fit_intercept, distribution, weight_range, bias_range, weight_scale, bias_scale, random_state
+    n_hidden, activation, C, fit_intercept, distribution
         As in `OSELMRegressor` ('auto' hidden units: 1000, the core `ELMClassifier`'s default).
+    weight_range, bias_range, weight_scale, bias_scale, random_state
+        As in `OSELMRegressor`.
 
     Attributes
     ----------
