@@ -10,6 +10,7 @@ __all__ = ['KERNEL_IDS', 'DEFAULT_BUDGET', 'ALD_FLOOR', 'oselm_init', 'oselm_upd
 import math
 import warnings
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
@@ -23,7 +24,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .core import (ACTIVATIONS, IllConditionedWarning, RandomHiddenLayer, block_rows, check_memory,
                           check_positive, decode_scores, encode_labels, hidden_output, keep_state_on_error,
                           _check_lengths, _check_shape_2d, _validate_fit)
-
 
 # %% ../nbs/07_kos_elm.ipynb #0cc30af5
 _FM = {'reassoc', 'contract', 'nsz'}   # reorder sums so that numba vectorises dot products; keep NaN/inf semantics
@@ -60,9 +60,9 @@ def _givens_append(R, B, H, T):
                 Bi[o] = c * a + s * b
                 t[o] = c * b - s * a
 
-
-# %% ../nbs/07_kos_elm.ipynb #feced9fc
+# %% ../nbs/07_kos_elm.ipynb #7a2c4c2f
 def _float_2d(a, name):
+    "`a` as a finite C-contiguous float64 2-D array (a 1-D array becomes one column); a ValueError names `name`."
     a = np.asarray(a, dtype=np.float64)
     if a.ndim == 1:
         a = a[:, None]
@@ -72,7 +72,7 @@ def _float_2d(a, name):
         raise ValueError(f"{name} contains NaN or infinity")
     return np.ascontiguousarray(a)
 
-
+# %% ../nbs/07_kos_elm.ipynb #50db64d7
 def oselm_init(H, T, C=1.0, n_free=0):
     """Start OS-ELM (eq. 5-6) from a first batch, in square-root form.
 
@@ -119,7 +119,7 @@ def oselm_init(H, T, C=1.0, n_free=0):
     _givens_append(R, B, H, T)
     return R, B
 
-
+# %% ../nbs/07_kos_elm.ipynb #732a74ae
 def oselm_update(R, B, H, T):
     """One OS-ELM step (eq. 7-8) for the chunk (H, T), in square-root form: new arrays, inputs untouched.
 
@@ -159,7 +159,7 @@ def oselm_update(R, B, H, T):
     _givens_append(R, B, H, T)
     return R, B
 
-
+# %% ../nbs/07_kos_elm.ipynb #9bc18be0
 def oselm_coef(R, B):
     """Output weights $\\beta = R^{-1}B$ of an OS-ELM state (eq. 6/8).
 
@@ -198,9 +198,9 @@ def oselm_coef(R, B):
                          "(pass a larger regularisation, i.e. a smaller C, or rescale the targets)")
     return beta
 
-
-# %% ../nbs/07_kos_elm.ipynb #b5c2954b
+# %% ../nbs/07_kos_elm.ipynb #796e6a6b
 KERNEL_IDS = {'rbf': 0, 'laplacian': 1, 'poly': 2, 'linear': 3}
+
 
 @njit(cache=True, fastmath=_FM)
 def _kval(kid, x, z, gamma, degree, coef0):
@@ -219,7 +219,7 @@ def _kval(kid, x, z, gamma, degree, coef0):
         return s
     return (gamma * s + coef0) ** degree
 
-
+# %% ../nbs/07_kos_elm.ipynb #49a9941c
 @njit(cache=True, fastmath=_FM)
 def _exp_nonpositive(v, m):
     """v[:m] <- exp(v[:m]) for v <= 0, in a loop numba vectorises (the scalar `math.exp` calls cost a third of a KRLS
@@ -252,7 +252,7 @@ def _exp_nonpositive(v, m):
     for i in range(m):
         v[i] *= scale[i]
 
-
+# %% ../nbs/07_kos_elm.ipynb #7c9f946f
 @njit(cache=True, fastmath=_FM)
 def _krow(kern, D, m, x, out):
     """out[:m] = k(D[i], x) + offset for the first m dictionary rows; returns k(x, x) + offset.
@@ -286,7 +286,7 @@ def _krow(kern, D, m, x, out):
             out[i] += offset
     return _kval(kid, x, x, gamma, degree, coef0) + offset
 
-
+# %% ../nbs/07_kos_elm.ipynb #651234d8
 @njit(cache=True, fastmath=_FM)
 def _predict_rows(kern, X, D, m, alpha, out):
     "out[t] = sum_i k(X[t], D[i]) alpha[i]: predictions without forming the kernel matrix."
@@ -300,8 +300,7 @@ def _predict_rows(kern, X, D, m, alpha, out):
                 s += kbuf[i] * alpha[i, o]
             out[t, o] = s
 
-
-# %% ../nbs/07_kos_elm.ipynb #81965ae4
+# %% ../nbs/07_kos_elm.ipynb #c7ffa8f4
 @njit(cache=True, fastmath=_FM)
 def _forward(L, m, b):
     """b[:m] <- L[:m, :m]^-1 b[:m], four rows at a time: their dot products with the solved part run as four
@@ -329,7 +328,7 @@ def _forward(L, m, b):
             s -= Lr[j] * b[j]
         b[r] = s / Lr[r]
 
-
+# %% ../nbs/07_kos_elm.ipynb #27bd4ce6
 @njit(cache=True, fastmath=_FM)
 def _backward(L, m, b):
     "b[:m] <- L[:m, :m]^-T b[:m] (column-oriented on the rows of L: each step is one contiguous axpy)."
@@ -340,7 +339,7 @@ def _backward(L, m, b):
         for i in range(j):
             b[i] -= Lj[i] * bj
 
-
+# %% ../nbs/07_kos_elm.ipynb #c9a52482
 @njit(cache=True)
 def _solve_columns(L, m, V, out, transposed):
     "out[:m, k] = L^-T V[:m, k] (`transposed`) or L^-1 V[:m, k] for every column k, through one buffer."
@@ -355,13 +354,13 @@ def _solve_columns(L, m, V, out, transposed):
         for i in range(m):
             out[i, k] = buf[i]
 
-
+# %% ../nbs/07_kos_elm.ipynb #6de86fdb
 @njit(cache=True)
 def _chol_coef(L, m, V, out):
     "out[:m] = L^-T V[:m]: the coefficients alpha from Table I's v = L^-1 y or ALD's beta = L'alpha."
     _solve_columns(L, m, V, out, True)
 
-
+# %% ../nbs/07_kos_elm.ipynb #2d845cf9
 @njit(cache=True, fastmath=_FM)
 def _lower_matvec(W, m, v, out):
     "out[:m] = W[:m, :m] v[:m] for lower-triangular W: independent row dot products, four rows at a time."
@@ -387,7 +386,7 @@ def _lower_matvec(W, m, v, out):
             s += Wr[j] * v[j]
         out[r] = s
 
-
+# %% ../nbs/07_kos_elm.ipynb #071858a9
 @njit(cache=True, fastmath=_FM)
 def _lower_tmatvec(W, m, v, out):
     "out[:m] = W[:m, :m]' v[:m] for lower-triangular W: axpys of its rows, four rows per sweep of `out`."
@@ -409,46 +408,174 @@ def _lower_tmatvec(W, m, v, out):
         for i in range(r + 1):
             out[i] += Wr[i] * vr
 
+# %% ../nbs/07_kos_elm.ipynb #3e4fc10a
+# indices into `_KOSState.counts` (int64)
+_N_DICT = 0           # m, the dictionary size
+_N_SEEN = 1           # samples seen since the stream started
+_N_EVENTS = 2         # Table I, FB: Schur complements clamped at 1/C; ALD: samples the floor kept out
+_VERSION = 3          # batches learnt: the cached coefficients are stale when it moves
+_ALPHA_VERSION = 4    # the version of the cached coefficients (-1: none)
+_WARNED = 5           # bit set of the warnings given once per stream (the _FLAG_ values)
+_EVENTS_WARNED = 6    # the _N_EVENTS already reported
+_W_READY = 7          # ALD: W = L^-1 of the frozen dictionary is formed
+_N_COUNTS = 8
+_FLAG_ALD_KEEPS_MOST, _FLAG_FB_OUTLIERS = 1, 2
+# indices into `_KOSState.fvals` (float64)
+_PEND_SCALE = 0       # ALD: the factor of P's deferred rank-one term
+_SUM_Y, _SUM_Y2 = 1, 2    # FB: sums of the targets and of their squares over the stream
+_N_FVALS = 3
+# the recursions
+_MODE_TABLE1, _MODE_ALD, _MODE_FB, _MODE_WINDOW = 0, 1, 2, 3
+_MODES = {None: _MODE_TABLE1, 'ald': _MODE_ALD, 'fb': _MODE_FB, 'window': _MODE_WINDOW}
+_NO_CAP = np.iinfo(np.int64).max
+DEFAULT_BUDGET = 500
+ALD_FLOOR = 1e-10    # dis^2 / k(x,x) below this is rounding: such a sample never joins the ALD dictionary
 
-# %% ../nbs/07_kos_elm.ipynb #3e159dbb
+# %% ../nbs/07_kos_elm.ipynb #0414dd94
+class _KOSState(NamedTuple):
+    """The work arrays of a KOS-ELM stream: buffers of `cap` rows, the first m = counts[_N_DICT] in use.
+
+    D (cap, d): dictionary inputs, in arrival order. M (cap, cap): lower-triangular factor — L with LL' = K + I/C
+    (Table I) or LL' = Omega_D (ALD); U with U'U = (K_D + I/C)^-1 (FB, window). P (cap, cap): ALD's RLS matrix
+    (lower triangle). W (cap, cap): L^-1 of a frozen ALD dictionary. V (cap, n_out): L^-1 y (Table I), beta (ALD),
+    U y_D (FB). Yd (cap, n_out): FB's stored targets. idx (cap,): stream positions of the dictionary. pend (cap,):
+    ALD's deferred rank-one vector. alpha (cap, n_out): coefficients (FB keeps them current, the others cache them).
+    diag (cap,): FB's diag(Q). work (3, cap): scratch rows (kernel row and its transforms). counts (_N_COUNTS,)
+    int64 and fvals (_N_FVALS,) float64: the named counters and accumulators. Unused fields have zero rows."""
+    D: np.ndarray
+    M: np.ndarray
+    P: np.ndarray
+    W: np.ndarray
+    V: np.ndarray
+    Yd: np.ndarray
+    idx: np.ndarray
+    pend: np.ndarray
+    alpha: np.ndarray
+    diag: np.ndarray
+    work: np.ndarray
+    counts: np.ndarray
+    fvals: np.ndarray
+
+    def __getitem__(self, key):
+        "A field by name (`state['counts']`) as well as by position."
+        return getattr(self, key) if isinstance(key, str) else tuple.__getitem__(self, key)
+
+# %% ../nbs/07_kos_elm.ipynb #a25e5de5
+class _KOSConfig(NamedTuple):
+    """The parameters a stream keeps fixed: `kern` = (kernel id, gamma, degree, coef0, offset), `inv_c` = 1/C,
+    ALD's `threshold` and `floor` (fractions of k(x, x)), `max_size` (the dictionary's cap: ALD's budget, or
+    `_NO_CAP`; FB's budget) and the recursion `mode` (a `_MODE_` value)."""
+    kern: tuple
+    inv_c: float
+    threshold: float
+    floor: float
+    max_size: int
+    mode: int
+
+# %% ../nbs/07_kos_elm.ipynb #72c97b02
+def _new_state(mode, cap, d, n_out, frozen=False):
+    "Zeroed buffers of `cap` rows for the recursion `mode` (`frozen`: room for ALD's W); unused fields get 0 rows."
+    z = np.zeros
+    ald, fb = mode == _MODE_ALD, mode >= _MODE_FB
+    return _KOSState(D=z((cap, d)), M=z((cap, cap)), P=z((cap, cap)) if ald else z((0, 0)),
+                     W=z((cap, cap)) if frozen else z((0, 0)), V=z((cap, n_out)),
+                     Yd=z((cap, n_out)) if fb else z((0, n_out)), idx=z(cap, np.int64),
+                     pend=z(cap) if ald else z(0), alpha=z((cap, n_out)), diag=z(cap) if fb else z(0),
+                     work=z((3, cap)), counts=z(_N_COUNTS, np.int64), fvals=z(_N_FVALS))
+
+# %% ../nbs/07_kos_elm.ipynb #31217d11
+_ROW_FIELDS, _SQUARE_FIELDS = ('D', 'V', 'Yd', 'idx', 'pend', 'alpha', 'diag'), ('M', 'P', 'W')
+
+
+def _resized(state, cap):
+    "A copy of `state` whose buffers hold `cap` rows (the first m kept); fields of size 0 stay as they are."
+    m = int(state.counts[_N_DICT])
+    new = {'counts': state.counts.copy(), 'fvals': state.fvals.copy(), 'work': np.zeros((3, cap))}
+    for key in _ROW_FIELDS:
+        a = getattr(state, key)
+        if a.shape[0]:
+            b = np.zeros((cap,) + a.shape[1:], dtype=a.dtype)
+            b[:m] = a[:m]
+            new[key] = b
+    for key in _SQUARE_FIELDS:
+        a = getattr(state, key)
+        if a.shape[0]:
+            b = np.zeros((cap, cap))
+            b[:m, :m] = a[:m, :m]
+            new[key] = b
+    return state._replace(**new)
+
+# %% ../nbs/07_kos_elm.ipynb #f4a261aa
 @njit(cache=True, fastmath=_FM)
-def _table1_run(X, Y, D, L, V, idx, E, counts, invC, kern):
-    """Table I over the batch (X, Y) with Q = (K + I/C)^-1 kept as its Cholesky factor: K + I/C = L L'.
+def _apriori_errors(l, m, V, Y, E, t):
+    "E[t, o] = Y[t, o] - l[:m]'V[:m, o] for every output o (Table I line 8 in factored coordinates)."
+    for o in range(V.shape[1]):
+        s = Y[t, o]
+        for i in range(m):
+            s -= l[i] * V[i, o]
+        E[t, o] = s
 
-    Per sample: l = L^-1 k (line 5), r = 1/C + k(x,x) - l'l (line 6), new row [l', sqrt(r)] of L (line 7),
-    e = y - l'v (line 8), v gains e / sqrt(r) (line 9; alpha = L^-T v). `counts` = [m, n_seen, n_clamped, version].
-    Buffers need room for m + len(X) rows. E[t] receives the a-priori error."""
-    m, n_seen = counts[0], counts[1]
-    n_out = V.shape[1]
+# %% ../nbs/07_kos_elm.ipynb #62b66aac
+@njit(cache=True, inline='always')
+def _store_sample(st, m, x, position):
+    "Dictionary element m becomes the sample x, the `position`-th of the stream."
+    for c in range(x.shape[0]):
+        st.D[m, c] = x[c]
+    st.idx[m] = position
+
+# %% ../nbs/07_kos_elm.ipynb #becf1716
+@njit(cache=True, fastmath=_FM)
+def _table1_run(X, Y, E, state, config):
+    """Table I over the batch (X, Y) with Q = (K + I/C)^-1 kept as its Cholesky factor: K + I/C = L L' (state.M).
+
+    Per sample: l = L^-1 k (line 5), r = 1/C + k(x,x) - l'l (line 6, clamped at 1/C and counted), new row
+    [l', sqrt(r)] of L (line 7), e = y - l'v (line 8, into E[t]), v gains e / sqrt(r) (line 9; alpha = L^-T v).
+    `state` is a `_KOSState` and `config` a `_KOSConfig`, both as plain tuples (numba types a tuple of arrays from
+    its fast path, a NamedTuple through Python: microseconds a call); the buffers need room for m + len(X) rows."""
+    st, cf = _KOSState(*state), _KOSConfig(*config)
+    L, V, counts = st.M, st.V, st.counts
+    m, n_seen = counts[_N_DICT], counts[_N_SEEN]
     for t in range(X.shape[0]):
         x = X[t]
         Lm = L[m]
-        ktt = _krow(kern, D, m, x, Lm)
+        ktt = _krow(cf.kern, st.D, m, x, Lm)
         _forward(L, m, Lm)
         s = 0.0
         for i in range(m):
             s += Lm[i] * Lm[i]
-        r = invC + ktt - s
-        if r < invC:                       # impossible in exact arithmetic: rounding met a dependent sample
-            r = invC
-            counts[2] += 1
+        r = cf.inv_c + ktt - s
+        if r < cf.inv_c:                   # impossible in exact arithmetic: rounding met a dependent sample
+            r = cf.inv_c
+            counts[_N_EVENTS] += 1
         sr = math.sqrt(r)
         Lm[m] = sr
-        for o in range(n_out):
-            e = Y[t, o]
-            for i in range(m):
-                e -= Lm[i] * V[i, o]
-            E[t, o] = e
-            V[m, o] = e / sr
-        for j in range(x.shape[0]):
-            D[m, j] = x[j]
-        idx[m] = n_seen + t
+        _apriori_errors(Lm, m, V, Y, E, t)
+        for o in range(V.shape[1]):
+            V[m, o] = E[t, o] / sr
+        _store_sample(st, m, x, n_seen + t)
         m += 1
-    counts[0], counts[1] = m, n_seen + X.shape[0]
-    counts[3] += 1
+    counts[_N_DICT], counts[_N_SEEN] = m, n_seen + X.shape[0]
+    counts[_VERSION] += 1
 
+# %% ../nbs/07_kos_elm.ipynb #a4061f1c
+@njit(cache=True, fastmath=_FM)
+def _rls_rows(P, lo, hi, first, pend, scale, l, out):
+    "The `_rls_pass` step for rows lo..hi-1 and columns first..row, one row at a time."
+    for j in range(lo, hi):
+        Pj = P[j]
+        uj = scale * pend[j]
+        lj = l[j]
+        acc = 0.0
+        for i in range(first, j):
+            v = Pj[i] - uj * pend[i]
+            Pj[i] = v
+            acc += v * l[i]
+            out[i] += v * lj
+        v = Pj[j] - uj * pend[j]
+        Pj[j] = v
+        out[j] += acc + v * lj
 
-# %% ../nbs/07_kos_elm.ipynb #5b9ae53d
+# %% ../nbs/07_kos_elm.ipynb #3c42c350
 @njit(cache=True, fastmath=_FM)
 def _rls_pass(P, m, pend, scale, l, out):
     """One pass over the lower triangle of the symmetric P[:m, :m]: apply the deferred rank-one term
@@ -479,25 +606,7 @@ def _rls_pass(P, m, pend, scale, l, out):
         j += 4
     _rls_rows(P, j, m, 0, pend, scale, l, out)                   # the remaining rows, whole
 
-
-@njit(cache=True, fastmath=_FM)
-def _rls_rows(P, lo, hi, first, pend, scale, l, out):
-    "The `_rls_pass` step for rows lo..hi-1 and columns first..row, one row at a time."
-    for j in range(lo, hi):
-        Pj = P[j]
-        uj = scale * pend[j]
-        lj = l[j]
-        acc = 0.0
-        for i in range(first, j):
-            v = Pj[i] - uj * pend[i]
-            Pj[i] = v
-            acc += v * l[i]
-            out[i] += v * lj
-        v = Pj[j] - uj * pend[j]
-        Pj[j] = v
-        out[j] += acc + v * lj
-
-
+# %% ../nbs/07_kos_elm.ipynb #e3c42a0e
 @njit(cache=True, fastmath=_FM)
 def _lower_inverse(L, m, W):
     "W[:m, :m] = L[:m, :m]^-1 (lower triangular): the columns of the identity, each by forward substitution."
@@ -506,96 +615,112 @@ def _lower_inverse(L, m, W):
         eye[j, j] = 1.0
     _solve_columns(L, m, eye, W, False)
 
+# %% ../nbs/07_kos_elm.ipynb #a050871a
+@njit(cache=True, fastmath=_FM, inline='always')
+def _ald_project(st, cf, m, x, lbuf, pbuf):
+    """Eq. 11 for the sample x: lbuf <- l = L^-1 k (or W k once the dictionary is frozen at `max_size`; pbuf is
+    scratch). Returns (dis2, admit): dis^2 = k(x,x) - l'l and whether x joins (dis^2 above the threshold and the
+    floor, as fractions of k(x,x)). A sample the floor alone keeps out is counted in `_N_EVENTS`."""
+    ktt = _krow(cf.kern, st.D, m, x, lbuf)
+    dis2, admit = 0.0, False
+    if m < cf.max_size:
+        _forward(st.M, m, lbuf)                                # l = L^-1 k
+        s = 0.0
+        for i in range(m):
+            s += lbuf[i] * lbuf[i]
+        dis2 = ktt - s                                         # eq. 11
+        admit = dis2 > cf.threshold * ktt
+        if admit and dis2 <= cf.floor * ktt:
+            admit = False
+            st.counts[_N_EVENTS] += 1
+    else:
+        if st.counts[_W_READY] == 0:
+            _lower_inverse(st.M, m, st.W)
+            st.counts[_W_READY] = 1
+        for i in range(m):                                     # frozen dictionary: l = W k, rows independent
+            pbuf[i] = lbuf[i]
+        _lower_matvec(st.W, m, pbuf, lbuf)
+    return dis2, admit
 
+# %% ../nbs/07_kos_elm.ipynb #16b9cff4
+@njit(cache=True, fastmath=_FM, inline='always')
+def _ald_reject(st, m, E, t, lPl, pbuf):
+    """The RLS step of a rejected sample with a-priori errors E[t]: beta += g P l e with g = 1 / (1 + l'Pl), P l in
+    pbuf; P's rank-one update -g (Pl)(Pl)' is deferred to the next pass (returns its factor g)."""
+    B = st.V
+    g = 1.0 / (1.0 + lPl)
+    for o in range(B.shape[1]):
+        for i in range(m):
+            B[i, o] += pbuf[i] * (E[t, o] * g)
+    for i in range(m):
+        st.pend[i] = pbuf[i]
+    return g
+
+# %% ../nbs/07_kos_elm.ipynb #59f09473
+@njit(cache=True, fastmath=_FM, inline='always')
+def _ald_admit(st, inv_c, m, E, t, lPl, dis2, lbuf, pbuf):
+    """The RLS step on blockdiag(P, C) of an admitted sample: L gains the row [l', sqrt(dis2)], the new coordinate of
+    beta and the new row of P follow the update above with rho = dis2 + (1 + l'Pl) / C; the old block's rank-one
+    term is deferred (returns its factor 1 / (C rho)). lbuf holds l, pbuf P l."""
+    B = st.V
+    rho = inv_c * (1.0 + lPl) + dis2
+    sd = math.sqrt(dis2)
+    g = inv_c / rho
+    for o in range(B.shape[1]):
+        for i in range(m):
+            B[i, o] += pbuf[i] * (E[t, o] * g)
+        B[m, o] = sd * E[t, o] / rho
+    Lm, Pm = st.M[m], st.P[m]
+    for i in range(m):
+        Lm[i] = lbuf[i]
+        Pm[i] = -pbuf[i] * sd / rho
+        st.pend[i] = pbuf[i]
+    Lm[m] = sd
+    Pm[m] = (1.0 + lPl) / rho
+    st.pend[m] = 0.0
+    return g
+
+# %% ../nbs/07_kos_elm.ipynb #5a77b4ea
 @njit(cache=True, fastmath=_FM)
-def _ald_run(X, Y, D, L, W, P, B, idx, pend, E, counts, fvals, threshold, floor, max_size, invC, kern, lbuf, pbuf):
+def _ald_run(X, Y, E, state, config, start):
     """ALD-KOS-ELM over the batch (X, Y): Engel et al.'s ALD-KRLS with the ridge 1/C of eq. 2, in whitened
-    coordinates.
+    coordinates (state.M = L with L L' = Omega_D, state.V = beta = L'alpha); E[t] receives the a-priori errors.
 
-    With Omega_D = L L' (L grows by one row per admitted sample) and l = L^-1 k, eq. 11 is dis^2 = k(x,x) - l'l,
-    and the regularised ALD problem min ||y - A Omega_D alpha||^2 + alpha' Omega_D alpha / C is, for beta = L'alpha,
-    the ridge regression of y on the rows l: a rejected sample is one RLS step (P = (Lambda'Lambda + I/C)^-1, the
-    rank-one term deferred into the next pass over P), an admitted one adds the coordinate sqrt(dis^2) with prior
-    variance C. C = inf (invC = 0) is Engel's unregularised algorithm. State: D, L, the lower triangle of P with the
-    pending term (pend, fvals[0]), B = beta; counts = [m, n_seen, n_floor, version, _, _, _, W valid]. A sample
-    joins when dis^2 > threshold * k(x,x), dis^2 > floor * k(x,x) and m < max_size. Once the dictionary reaches
-    max_size it is frozen: W = L^-1 is formed once and l = W k replaces the substitution (dis^2 is not needed any
-    more). Returns the samples processed: fewer than len(X) when a joining sample finds the buffers full (the state
-    then excludes it)."""
-    m, n_seen, cap = counts[0], counts[1], D.shape[0]
-    n_out = B.shape[1]
-    scale = fvals[0]
-    for t in range(X.shape[0]):
+    Per sample: the kernel row and eq. 11 (`_ald_project`), one pass over P that applies the deferred rank-one
+    term and forms P l (`_rls_pass`), the error e = y - l'beta, then `_ald_admit` or `_ald_reject`. `state` and
+    `config` are a `_KOSState` and a `_KOSConfig` as plain tuples. The rows from `start` on are processed; returns
+    the row reached: len(X), or the row of a joining sample that finds the buffers full (the state then excludes it;
+    grow them and call again from there)."""
+    st, cf = _KOSState(*state), _KOSConfig(*config)
+    counts, lbuf, pbuf = st.counts, st.work[0], st.work[1]
+    m, cap = counts[_N_DICT], st.D.shape[0]
+    base = counts[_N_SEEN] - start                             # row t is sample base + t of the stream
+    scale = st.fvals[_PEND_SCALE]
+    for t in range(start, X.shape[0]):
         x = X[t]
-        ktt = _krow(kern, D, m, x, lbuf)
-        admit = False
-        if m < max_size:
-            _forward(L, m, lbuf)                               # l = L^-1 k
-            s = 0.0
-            for i in range(m):
-                s += lbuf[i] * lbuf[i]
-            dis2 = ktt - s                                     # eq. 11
-            admit = dis2 > threshold * ktt
-            if admit and dis2 <= floor * ktt:
-                admit = False
-                counts[2] += 1
-        else:
-            if counts[7] == 0:
-                _lower_inverse(L, m, W)
-                counts[7] = 1
-            for i in range(m):                                 # frozen dictionary: l = W k, rows independent
-                pbuf[i] = lbuf[i]
-            _lower_matvec(W, m, pbuf, lbuf)
+        dis2, admit = _ald_project(st, cf, m, x, lbuf, pbuf)
         if admit and m == cap:
-            counts[0], counts[1] = m, n_seen + t
-            fvals[0] = scale
-            counts[3] += 1
+            counts[_N_DICT], counts[_N_SEEN] = m, base + t
+            st.fvals[_PEND_SCALE] = scale
+            counts[_VERSION] += 1
             return t
-        _rls_pass(P, m, pend, scale, lbuf, pbuf)               # P up to date, pbuf = P l
+        _rls_pass(st.P, m, st.pend, scale, lbuf, pbuf)         # P up to date, pbuf = P l
         lPl = 0.0
         for i in range(m):
             lPl += lbuf[i] * pbuf[i]
-        for o in range(n_out):
-            e = Y[t, o]
-            for i in range(m):
-                e -= lbuf[i] * B[i, o]                         # f(x) = k'alpha = l'beta
-            E[t, o] = e
+        _apriori_errors(lbuf, m, st.V, Y, E, t)                # f(x) = k'alpha = l'beta
         if admit:
-            rho = invC * (1.0 + lPl) + dis2
-            sd = math.sqrt(dis2)
-            g = invC / rho
-            for o in range(n_out):
-                for i in range(m):
-                    B[i, o] += pbuf[i] * (E[t, o] * g)
-                B[m, o] = sd * E[t, o] / rho
-            Lm, Pm = L[m], P[m]
-            for i in range(m):
-                Lm[i] = lbuf[i]
-                Pm[i] = -pbuf[i] * sd / rho
-                pend[i] = pbuf[i]
-            Lm[m] = sd
-            Pm[m] = (1.0 + lPl) / rho
-            pend[m] = 0.0
-            scale = g
-            for c in range(x.shape[0]):
-                D[m, c] = x[c]
-            idx[m] = n_seen + t
+            scale = _ald_admit(st, cf.inv_c, m, E, t, lPl, dis2, lbuf, pbuf)
+            _store_sample(st, m, x, base + t)
             m += 1
         else:
-            g = 1.0 / (1.0 + lPl)
-            for o in range(n_out):
-                for i in range(m):
-                    B[i, o] += pbuf[i] * (E[t, o] * g)
-            for i in range(m):
-                pend[i] = pbuf[i]
-            scale = g
-    counts[0], counts[1] = m, n_seen + X.shape[0]
-    fvals[0] = scale
-    counts[3] += 1
+            scale = _ald_reject(st, m, E, t, lPl, pbuf)
+    counts[_N_DICT], counts[_N_SEEN] = m, base + X.shape[0]
+    st.fvals[_PEND_SCALE] = scale
+    counts[_VERSION] += 1
     return X.shape[0]
 
-
-# %% ../nbs/07_kos_elm.ipynb #34a62eb3
+# %% ../nbs/07_kos_elm.ipynb #3b52ce11
 @njit(cache=True, fastmath=_FM)
 def _factor_products(U, m, V, alpha, diag):
     "alpha = U'V and diag = diag(U'U) for the lower-triangular U[:m, :m], in one pass over its rows."
@@ -612,7 +737,7 @@ def _factor_products(U, m, V, alpha, diag):
             for o in range(n_out):
                 alpha[i, o] += u * V[c, o]
 
-
+# %% ../nbs/07_kos_elm.ipynb #81fd7b21
 @njit(cache=True, fastmath=_FM)
 def _drop_element(U, V, size, j):
     """Remove element j from Q = U'U (U lower triangular, size x size): move column j last, restore the triangle by
@@ -645,98 +770,128 @@ def _drop_element(U, V, size, j):
             V[i, o] = c * x - s * y
             V[i + 1, o] = s * x + c * y
 
-
+# %% ../nbs/07_kos_elm.ipynb #002af842
 @njit(cache=True)
 def _delete_row(A, size, j):
     "Shift rows j+1..size-1 of A up by one (keeps the dictionary in arrival order)."
     for i in range(j, size - 1):
         A[i] = A[i + 1]
 
+# %% ../nbs/07_kos_elm.ipynb #6d6961a2
+@njit(cache=True, fastmath=_FM, inline='always')
+def _fb_project(st, cf, m, x, kbuf, lbuf, zbuf):
+    """kbuf <- k (the kernel row of x), lbuf <- l = U k, zbuf <- z = U'l = Q k (line 5); returns the Schur
+    complement r = 1/C + k(x,x) - l'l (line 6), clamped at 1/C and counted in `_N_EVENTS`."""
+    ktt = _krow(cf.kern, st.D, m, x, kbuf)
+    _lower_matvec(st.M, m, kbuf, lbuf)                     # l = U k
+    s = 0.0
+    for i in range(m):
+        s += lbuf[i] * lbuf[i]
+    r = cf.inv_c + ktt - s                                 # line 6
+    if r < cf.inv_c:
+        r = cf.inv_c
+        st.counts[_N_EVENTS] += 1
+    _lower_tmatvec(st.M, m, lbuf, zbuf)                    # z = U'l = Q k
+    return r
 
+# %% ../nbs/07_kos_elm.ipynb #0f1b6ba9
+@njit(cache=True, fastmath=_FM, inline='always')
+def _fb_leaving(st, m, E, t, r, window, zbuf):
+    """The element that leaves a full dictionary of m once the sample (a-priori errors E[t], Schur complement r,
+    z in zbuf) joins: slot 0, the oldest (`window`), or the smallest leave-one-out error ||alpha_i|| / Q_ii after
+    growth, the newcomer's being |e|. m means the newcomer itself."""
+    if window:
+        return 0
+    alpha, diag, n_out = st.alpha, st.diag, E.shape[1]
+    best = 0.0
+    for o in range(n_out):
+        best += E[t, o] * E[t, o]                          # the new sample: (|e / r| / (1 / r))^2
+    ir = 1.0 / r
+    j = m
+    for i in range(m):
+        s2 = 0.0
+        for o in range(n_out):
+            v = alpha[i, o] - zbuf[i] * E[t, o] * ir
+            s2 += v * v
+        q = diag[i] + zbuf[i] * zbuf[i] * ir
+        if s2 < best * q * q:                              # s2 / q^2 < best, without a division per element
+            best, j = s2 / (q * q), i
+    return j
+
+# %% ../nbs/07_kos_elm.ipynb #d3bd5734
+@njit(cache=True, fastmath=_FM, inline='always')
+def _fb_append(st, m, Y, E, t, r, zbuf):
+    "Element m joins: U gains the row [z'/sqrt(r), -1/sqrt(r)], V the entries -E[t]/sqrt(r), Yd the targets Y[t]."
+    Um = st.M[m]
+    sr = math.sqrt(r)
+    for i in range(m):
+        Um[i] = zbuf[i] / sr
+    Um[m] = -1.0 / sr
+    for o in range(st.V.shape[1]):
+        st.V[m, o] = -E[t, o] / sr
+        st.Yd[m, o] = Y[t, o]
+
+# %% ../nbs/07_kos_elm.ipynb #1a40f149
+@njit(cache=True, fastmath=_FM, inline='always')
+def _fb_grow(st, m, E, t, r, zbuf):
+    "alpha and diag(Q) of the dictionary grown by element m (Table I line 9: alpha -= z e / r, new alpha e / r)."
+    for o in range(st.alpha.shape[1]):
+        h = E[t, o] / r
+        for i in range(m):
+            st.alpha[i, o] -= zbuf[i] * h
+        st.alpha[m, o] = h
+    for i in range(m):
+        st.diag[i] += zbuf[i] * zbuf[i] / r
+    st.diag[m] = 1.0 / r
+
+# %% ../nbs/07_kos_elm.ipynb #21c8baeb
+@njit(cache=True, fastmath=_FM, inline='always')
+def _fb_remove(st, m, j):
+    "Element j of the m + 1 held leaves: rotated out of U and V, D, Yd and idx shifted, alpha and diag recomputed."
+    _drop_element(st.M, st.V, m + 1, j)
+    _delete_row(st.D, m + 1, j)
+    _delete_row(st.Yd, m + 1, j)
+    _delete_row(st.idx, m + 1, j)
+    _factor_products(st.M, m, st.V, st.alpha, st.diag)
+
+# %% ../nbs/07_kos_elm.ipynb #c7500c7e
 @njit(cache=True, fastmath=_FM)
-def _fb_run(X, Y, D, U, V, Yd, idx, alpha, diag, E, counts, fvals, budget, rule, invC, kern, kbuf, lbuf, zbuf):
-    """FB-KOS-ELM (rule 0: drop the smallest leave-one-out error ||alpha_i|| / Q_ii, Van Vaerenbergh et al.) or
-    sliding-window KRLS (rule 1: drop the oldest) over the batch (X, Y).
+def _fb_run(X, Y, E, state, config):
+    """FB-KOS-ELM (mode `_MODE_FB`: drop the smallest leave-one-out error, Van Vaerenbergh et al.) or sliding-window
+    KRLS (`_MODE_WINDOW`: drop the oldest) over the batch (X, Y); E[t] receives the a-priori errors.
 
-    Q = (K_D + I/C)^-1 is kept as U'U with U lower triangular (an inverse Cholesky factor: no rounding can make Q
-    indefinite), V = U Yd, alpha = Q Yd = U'V and diag = diag(Q). Per sample: l = U k, r = 1/C + k(x,x) - l'l
-    (Table I line 6), e = y - l'V (line 8), z = U'l = Q k (line 5). The criterion of the m + 1 candidates needs
-    only alpha, diag and z; when the new sample itself would leave (the common case) nothing changes — the
-    add-then-remove pair cancels. Otherwise the new element is appended (U gains the row [z'/sqrt(r), -1/sqrt(r)])
-    and element j dropped by rotations. Buffers hold budget + 1 elements, in arrival order.
-    counts = [m, n_seen, n_clamped, version]; fvals = [_, sum y, sum y^2]."""
-    m, n_seen = counts[0], counts[1]
-    n_out = V.shape[1]
+    Q = (K_D + I/C)^-1 is kept as U'U with U lower triangular (state.M, an inverse Cholesky factor: no rounding can
+    make Q indefinite), V = U Yd, alpha = Q Yd = U'V and diag = diag(Q). When the new sample itself would leave (the
+    common case) nothing changes: the add-then-remove pair cancels. Buffers hold `max_size` + 1 elements, in arrival
+    order; fvals accumulates the targets' sum and sum of squares. `state` and `config` are a `_KOSState` and a
+    `_KOSConfig` as plain tuples."""
+    st, cf = _KOSState(*state), _KOSConfig(*config)
+    counts, fvals, kbuf, lbuf, zbuf = st.counts, st.fvals, st.work[0], st.work[1], st.work[2]
+    m, n_seen = counts[_N_DICT], counts[_N_SEEN]
+    window = cf.mode == _MODE_WINDOW
     for t in range(X.shape[0]):
         x = X[t]
-        ktt = _krow(kern, D, m, x, kbuf)
-        _lower_matvec(U, m, kbuf, lbuf)                        # l = U k
-        s = 0.0
-        for i in range(m):
-            s += lbuf[i] * lbuf[i]
-        r = invC + ktt - s                                     # line 6
-        if r < invC:
-            r = invC
-            counts[2] += 1
-        for o in range(n_out):
-            e = Y[t, o]
-            for i in range(m):
-                e -= lbuf[i] * V[i, o]                         # k'alpha = (U k)'(U Yd)
-            E[t, o] = e
-            fvals[1] += Y[t, o]
-            fvals[2] += Y[t, o] * Y[t, o]
-        _lower_tmatvec(U, m, lbuf, zbuf)                       # z = U'l = Q k
+        r = _fb_project(st, cf, m, x, kbuf, lbuf, zbuf)
+        _apriori_errors(lbuf, m, st.V, Y, E, t)                # k'alpha = (U k)'(U Yd)
+        for o in range(Y.shape[1]):
+            fvals[_SUM_Y] += Y[t, o]
+            fvals[_SUM_Y2] += Y[t, o] * Y[t, o]
         j = m
-        if m == budget:
-            if rule == 0:                                      # leave-one-out errors after growth, squared
-                best = 0.0
-                for o in range(n_out):
-                    best += E[t, o] * E[t, o]                  # the new sample: (|e / r| / (1 / r))^2
-                ir = 1.0 / r
-                for i in range(m):
-                    s2 = 0.0
-                    for o in range(n_out):
-                        v = alpha[i, o] - zbuf[i] * E[t, o] * ir
-                        s2 += v * v
-                    q = diag[i] + zbuf[i] * zbuf[i] * ir
-                    if s2 < best * q * q:                      # s2 / q^2 < best, without a division per element
-                        best, j = s2 / (q * q), i
-            else:
-                j = 0                                          # arrival order: slot 0 is the oldest
+        if m == cf.max_size:
+            j = _fb_leaving(st, m, E, t, r, window, zbuf)
             if j == m:                                         # the new sample leaves at once: nothing changes
                 continue
-        sr = math.sqrt(r)
-        Um = U[m]
-        for i in range(m):
-            Um[i] = zbuf[i] / sr
-        Um[m] = -1.0 / sr
-        for o in range(n_out):
-            V[m, o] = -E[t, o] / sr
-            Yd[m, o] = Y[t, o]
-        for c in range(x.shape[0]):
-            D[m, c] = x[c]
-        idx[m] = n_seen + t
-        if j == m:                                             # growing: alpha and diag by Table I line 9
-            for o in range(n_out):
-                h = E[t, o] / r
-                for i in range(m):
-                    alpha[i, o] -= zbuf[i] * h
-                alpha[m, o] = h
-            for i in range(m):
-                diag[i] += zbuf[i] * zbuf[i] / r
-            diag[m] = 1.0 / r
+        _fb_append(st, m, Y, E, t, r, zbuf)
+        _store_sample(st, m, x, n_seen + t)
+        if j == m:
+            _fb_grow(st, m, E, t, r, zbuf)
             m += 1
         else:
-            _drop_element(U, V, m + 1, j)
-            _delete_row(D, m + 1, j)
-            _delete_row(Yd, m + 1, j)
-            _delete_row(idx, m + 1, j)
-            _factor_products(U, m, V, alpha, diag)
-    counts[0], counts[1] = m, n_seen + X.shape[0]
-    counts[3] += 1
+            _fb_remove(st, m, j)
+    counts[_N_DICT], counts[_N_SEEN] = m, n_seen + X.shape[0]
+    counts[_VERSION] += 1
 
-
-# %% ../nbs/07_kos_elm.ipynb #4f06d010
+# %% ../nbs/07_kos_elm.ipynb #fa8ad444
 def _validate_batch(est, X, y, first, y_numeric=True):
     "Validated float64 (X, y) of a training batch; `first` resets n_features_in_ (and feature names)."
     if first:
@@ -747,7 +902,7 @@ def _validate_batch(est, X, y, first, y_numeric=True):
     _check_lengths(X, y)
     return validate_data(est, X, y, reset=False, dtype=np.float64, multi_output=y_numeric, y_numeric=y_numeric)
 
-
+# %% ../nbs/07_kos_elm.ipynb #ae1fb022
 def _light_rows(est, X):
     """X itself when it is already a finite C-contiguous float64 array of the fitted width (the light path of
     single-row streaming, which skips scikit-learn's validation); None sends the caller to the full validation."""
@@ -757,13 +912,22 @@ def _light_rows(est, X):
         return X                                  # a sum is finite only if every entry is (else: full check)
     return None
 
+# %% ../nbs/07_kos_elm.ipynb #a57da916
+def _light_targets(y, n):
+    "Float64 targets (n, n_out) and whether y was 1-D, or None when y needs the full validation."
+    if type(y) is not np.ndarray or y.dtype != np.float64 or y.ndim not in (1, 2) or y.shape[0] != n:
+        return None
+    if not math.isfinite(y.sum()):
+        return None
+    return (y.reshape(n, 1) if y.ndim == 1 else np.ascontiguousarray(y)), y.ndim == 1
 
+# %% ../nbs/07_kos_elm.ipynb #adf86fc3
 def _check_fitted(est):
     "`check_is_fitted` for the streaming models, cheap once they are fitted."
     if '_state' not in est.__dict__:
         check_is_fitted(est)
 
-
+# %% ../nbs/07_kos_elm.ipynb #fecc747f
 def _query_rows(est, X):
     "Validated float64 query rows for a fitted streaming model (X itself on the light path)."
     _check_fitted(est)
@@ -773,16 +937,7 @@ def _query_rows(est, X):
         Xl = validate_data(est, X, dtype=np.float64, reset=False)
     return Xl
 
-
-def _light_targets(y, n):
-    "Float64 targets (n, n_out) and whether y was 1-D, or None when y needs the full validation."
-    if type(y) is not np.ndarray or y.dtype != np.float64 or y.ndim not in (1, 2) or y.shape[0] != n:
-        return None
-    if not math.isfinite(y.sum()):
-        return None
-    return (y.reshape(n, 1) if y.ndim == 1 else np.ascontiguousarray(y)), y.ndim == 1
-
-
+# %% ../nbs/07_kos_elm.ipynb #cdb148ae
 def _encode_with_classes(y, classes):
     "±1 one-vs-all targets of `y` against the sorted `classes` (binary: one column, +1 = classes[1])."
     y = np.asarray(y)
@@ -799,8 +954,9 @@ def _encode_with_classes(y, classes):
     T[np.arange(len(y)), pos] = 1.0
     return T
 
-
+# %% ../nbs/07_kos_elm.ipynb #bb11243e
 def _check_classes(classes):
+    "The sorted distinct labels of `classes` (at least two), required on the first `partial_fit` of a classifier."
     if classes is None:
         raise ValueError("classes must be passed on the first call to partial_fit (all labels the stream can hold)")
     classes = np.unique(np.asarray(classes))
@@ -808,7 +964,7 @@ def _check_classes(classes):
         raise ValueError(f"classes must hold at least two distinct labels, got {classes!r}")
     return classes
 
-
+# %% ../nbs/07_kos_elm.ipynb #fbc0a4ec
 def _scores_to_proba(scores):
     """Class probabilities from one-vs-all least-squares scores.
 
@@ -827,13 +983,13 @@ def _scores_to_proba(scores):
         Q[empty], total[empty] = Z, Z.sum(axis=1, keepdims=True)
     return Q / total
 
-
+# %% ../nbs/07_kos_elm.ipynb #9b19a620
 def _forget(est):
     "Drop everything a previous stream left (fitted attributes and state), before `fit` starts a new one."
     for attr in [k for k in vars(est) if k.endswith('_') and not k.startswith('__')] + ['_state']:
         est.__dict__.pop(attr, None)
 
-
+# %% ../nbs/07_kos_elm.ipynb #8835639c
 class _StreamingModel(BaseEstimator):
     """What OS-ELM and KOS-ELM share: the stream's parameters are validated when it starts and frozen after;
     `_start(X, T)` makes the state, `_learn(X, T)` folds a batch in (in place) and returns its a-priori errors,
@@ -866,65 +1022,24 @@ class _StreamingModel(BaseEstimator):
     def _warn(self):
         pass
 
+# %% ../nbs/07_kos_elm.ipynb #7ec239de
+def _later_regression_batch(est, X, y):
+    "(X, T) of a later regression batch (the light path when it applies) whose y has the first batch's shape."
+    Xl = _light_rows(est, X)
+    light = None if Xl is None else _light_targets(y, Xl.shape[0])
+    if light is None:
+        Xl, y = _validate_batch(est, X, y, False)
+        light = (y[:, None] if y.ndim == 1 else y), y.ndim == 1
+    T, y_1d = light
+    if y_1d != est._y_1d:
+        raise ValueError(f"y must be {'1-D' if est._y_1d else '2-D'} like the first batch, got {T.shape[1]}"
+                         f" column(s) as {'1-D' if y_1d else '2-D'}")
+    est._check_outputs(T)
+    return Xl, T
 
-_XY_DOC = """
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-
-        Returns
-        -------
-        self
-        """
-
-
-class _StreamRegressorMixin(RegressorMixin):
-    "`fit`, `partial_fit` and `predict` of the streaming regressors (outputs 1-D when y was)."
-
-    @keep_state_on_error
-    def _fit_batch(self, X, y):
-        _forget(self)
-        X, y = _validate_batch(self, X, y, True)
-        T = y[:, None] if y.ndim == 1 else y
-        self._y_1d = y.ndim == 1
-        self._begin_stream(X, T)
-        return self._learn(X, T)
-
-    @keep_state_on_error
-    def _partial_batch(self, X, y):
-        if not self._started():
-            return self._fit_batch(X, y)
-        self._check_frozen()
-        Xl = _light_rows(self, X)
-        light = None if Xl is None else _light_targets(y, Xl.shape[0])
-        if light is None:
-            Xl, y = _validate_batch(self, X, y, False)
-            light = (y[:, None] if y.ndim == 1 else y), y.ndim == 1
-        T, y_1d = light
-        if y_1d != self._y_1d:
-            raise ValueError(f"y must be {'1-D' if self._y_1d else '2-D'} like the first batch, got {T.shape[1]}"
-                             f" column(s) as {'1-D' if y_1d else '2-D'}")
-        self._check_outputs(T)
-        return self._learn(Xl, T)
-
-    def fit(self, X, y):
-        self._fit_batch(X, y)
-        self._warn()
-        return self
-
-    def partial_fit(self, X, y):
-        self._partial_batch(X, y)
-        self._warn()
-        return self
-
-    fit.__doc__ = """Start a new stream with (X, y), processed sample by sample as the recursion does.
-""" + _XY_DOC
-    partial_fit.__doc__ = """Continue the stream with the batch (X, y); the first call starts it.
-
-        A failed call (bad input, changed parameters) leaves the model exactly as it was. Single rows take a light
-        path: a float64 NumPy row of the fitted width skips scikit-learn's validation.
-""" + _XY_DOC
+# %% ../nbs/07_kos_elm.ipynb #2b916adb
+class _RegressorOutputs(RegressorMixin):
+    "`predict` of the streaming regressors (1-D when the first y was) and their multi-output tags."
 
     def predict(self, X):
         """Predicted targets for the rows of X.
@@ -946,56 +1061,76 @@ class _StreamRegressorMixin(RegressorMixin):
         tags.target_tags.single_output = True
         return tags
 
-
-class _StreamClassifierMixin(ClassifierMixin):
-    "`fit`, `partial_fit(classes=)`, `decision_function`, `predict` and `predict_proba` on one-vs-all ±1 targets."
+# %% ../nbs/07_kos_elm.ipynb #1adb21d1
+class _StreamRegressorMixin(_RegressorOutputs):
+    "`fit` and `partial_fit` of the streaming regressors."
 
     @keep_state_on_error
     def _fit_batch(self, X, y):
         _forget(self)
-        X, y = _validate_batch(self, X, y, True, y_numeric=False)
-        T, classes = encode_labels(y)
-        self._y_1d = False
+        X, y = _validate_batch(self, X, y, True)
+        T = y[:, None] if y.ndim == 1 else y
+        self._y_1d = y.ndim == 1
         self._begin_stream(X, T)
-        self.classes_ = classes
         return self._learn(X, T)
 
     @keep_state_on_error
-    def _partial_batch(self, X, y, classes):
+    def _partial_batch(self, X, y):
         if not self._started():
-            classes = _check_classes(classes)
-            X, y = _validate_batch(self, X, y, True, y_numeric=False)
-            T = _encode_with_classes(y, classes)
-            self._y_1d = False
-            self._begin_stream(X, T)
-            self.classes_ = classes
-            return self._learn(X, T)
-        if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
-            raise ValueError(f"classes {np.unique(classes).tolist()} differ from the first call's "
-                             f"{self.classes_.tolist()}")
+            return self._fit_batch(X, y)
         self._check_frozen()
-        Xl = _light_rows(self, X)
-        if Xl is None or np.shape(y) != (Xl.shape[0],):
-            Xl, y = _validate_batch(self, X, y, False, y_numeric=False)
-        return self._learn(Xl, _encode_with_classes(y, self.classes_))
+        return self._learn(*_later_regression_batch(self, X, y))
 
     def fit(self, X, y):
+        """Start a new stream with (X, y), processed sample by sample as the recursion does.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
         self._fit_batch(X, y)
         self._warn()
         return self
 
-    def partial_fit(self, X, y, classes=None):
-        self._partial_batch(X, y, classes)
+    def partial_fit(self, X, y):
+        """Continue the stream with the batch (X, y); the first call starts it.
+
+        A failed call (bad input, changed parameters) leaves the model exactly as it was. Single rows take a light
+        path: a float64 NumPy row of the fitted width skips scikit-learn's validation.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
+        self._partial_batch(X, y)
         self._warn()
         return self
 
-    fit.__doc__ = """Start a new stream with (X, y): labels of any type, one-vs-all ±1 targets (one column for two
-        classes).
-""" + _XY_DOC.replace('(n_samples,) or (n_samples, n_outputs)', '(n_samples,)')
-    partial_fit.__doc__ = """Continue the stream with (X, y); `classes` (every label the stream can hold) is required on
-        the first call. A failed call leaves the model exactly as it was.
-""" + _XY_DOC.replace('(n_samples,) or (n_samples, n_outputs)',
-                       '(n_samples,)\n        classes : array-like or None, default=None')
+# %% ../nbs/07_kos_elm.ipynb #959e3aca
+def _later_classification_batch(est, X, y, classes):
+    "(X, T) of a later classification batch: `classes`, when passed again, must be the first call's."
+    if classes is not None and not np.array_equal(np.unique(classes), est.classes_):
+        raise ValueError(f"classes {np.unique(classes).tolist()} differ from the first call's "
+                         f"{est.classes_.tolist()}")
+    est._check_frozen()
+    Xl = _light_rows(est, X)
+    if Xl is None or np.shape(y) != (Xl.shape[0],):
+        Xl, y = _validate_batch(est, X, y, False, y_numeric=False)
+    return Xl, _encode_with_classes(y, est.classes_)
+
+# %% ../nbs/07_kos_elm.ipynb #a3ed126a
+class _ClassifierOutputs(ClassifierMixin):
+    "`decision_function`, `predict` and `predict_proba` from one-vs-all ±1 least-squares scores."
 
     def decision_function(self, X):
         """One-vs-all scores: shape (n_samples,) for two classes (positive means `classes_[1]`), else
@@ -1039,8 +1174,66 @@ class _StreamClassifierMixin(ClassifierMixin):
         """
         return _scores_to_proba(self.decision_function(X))
 
+# %% ../nbs/07_kos_elm.ipynb #b6ab0624
+class _StreamClassifierMixin(_ClassifierOutputs):
+    "`fit` and `partial_fit(classes=)` of the streaming classifiers, on one-vs-all ±1 targets."
 
-# %% ../nbs/07_kos_elm.ipynb #ece552fc
+    def _start_labelled(self, X, T, classes):
+        self._y_1d = False
+        self._begin_stream(X, T)
+        self.classes_ = classes
+        return self._learn(X, T)
+
+    @keep_state_on_error
+    def _fit_batch(self, X, y):
+        _forget(self)
+        X, y = _validate_batch(self, X, y, True, y_numeric=False)
+        T, classes = encode_labels(y)
+        return self._start_labelled(X, T, classes)
+
+    @keep_state_on_error
+    def _partial_batch(self, X, y, classes):
+        if self._started():
+            return self._learn(*_later_classification_batch(self, X, y, classes))
+        classes = _check_classes(classes)
+        X, y = _validate_batch(self, X, y, True, y_numeric=False)
+        return self._start_labelled(X, _encode_with_classes(y, classes), classes)
+
+    def fit(self, X, y):
+        """Start a new stream with (X, y): labels of any type, one-vs-all ±1 targets (one column for two classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._fit_batch(X, y)
+        self._warn()
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """Continue the stream with (X, y); `classes` (every label the stream can hold) is required on the first
+        call. A failed call leaves the model exactly as it was.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like or None, default=None
+
+        Returns
+        -------
+        self
+        """
+        self._partial_batch(X, y, classes)
+        self._warn()
+        return self
+
+# %% ../nbs/07_kos_elm.ipynb #27dc5f06
 def _fold_rows(R, B, H, T):
     "Fold rows into the square-root state: LAPACK QR of [R B; H T] for a chunk of >= n_hidden rows, else Givens."
     if H.shape[0] >= R.shape[0]:
@@ -1050,8 +1243,138 @@ def _fold_rows(R, B, H, T):
     else:
         _givens_append(R, B, H, T)
 
+# %% ../nbs/07_kos_elm.ipynb #4c6ea874
+def _check_pair(value, name):
+    "A finite (low, high) pair of numbers with low <= high, else a ValueError naming `name`."
+    try:
+        lo, hi = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a (low, high) pair of numbers, got {value!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+        raise ValueError(f"{name} must be a finite (low, high) pair with low <= high, got {value!r}")
 
-_OSELM_COMMON = """
+# %% ../nbs/07_kos_elm.ipynb #0ef6c75e
+def _check_hidden_ranges(est):
+    "`weight_range` (unless 'auto') and `bias_range` are valid ranges, for either distribution."
+    if not (isinstance(est.weight_range, str) and est.weight_range == 'auto'):
+        _check_pair(est.weight_range, 'weight_range')
+    _check_pair(est.bias_range, 'bias_range')
+
+# %% ../nbs/07_kos_elm.ipynb #cb59e809
+def _oselm_start(est, X, T):
+    "Draw the hidden layer and start the square-root state (R = I / sqrt(C) on the penalised columns)."
+    est.n_hidden_ = est._AUTO_HIDDEN if est.n_hidden == 'auto' else est.n_hidden
+    if est.C is None and X.shape[0] < est.n_hidden_:
+        raise ValueError(f"X: with C=None (eq. 5) the first batch needs at least n_hidden={est.n_hidden_} "
+                         f"rows, got n_samples={X.shape[0]}; pass a finite C for the regularised start")
+    est.hidden_layer_ = RandomHiddenLayer(est.n_hidden_, est.activation, est.distribution, est.weight_range,
+                                          est.bias_range, est.weight_scale, est.bias_scale,
+                                          est.random_state).fit(X)
+    width = est.n_hidden_ + int(est.fit_intercept)
+    R = np.zeros((width, width))
+    if est.C is not None:
+        R[np.arange(est.n_hidden_), np.arange(est.n_hidden_)] = 1.0 / math.sqrt(est.C)
+    est._n_outputs = T.shape[1]
+    est._state = {'R': R, 'B': np.zeros((width, T.shape[1])), 'counts': np.zeros(2, np.int64), 'coef': None}
+
+# %% ../nbs/07_kos_elm.ipynb #f18361e3
+def _oselm_features(est, X, design=False):
+    "H = g(XW + b), checked finite; with `design`, the rows the recursion folds in ([H, 1] with an intercept)."
+    L = est.n_hidden_
+    H = hidden_output(X, est.hidden_layer_.weights_, est.hidden_layer_.biases_, est.activation)
+    if not np.isfinite(H).all():
+        raise ValueError("the hidden layer output H contains NaN or infinity (an overflowing activation, e.g. "
+                         "'exp' on unscaled inputs?)")
+    if not (design and est.fit_intercept):
+        return H
+    F = np.empty((H.shape[0], L + 1))
+    F[:, :L] = H
+    F[:, L] = 1.0
+    return F
+
+# %% ../nbs/07_kos_elm.ipynb #442f2148
+def _oselm_learn(est, X, T):
+    "Fold the batch into the state in blocks of rows; the state is restored if a later block fails."
+    st = est._state
+    step = block_rows(st['R'].shape[0])
+    if X.shape[0] <= step:
+        _fold_rows(st['R'], st['B'], _oselm_features(est, X, True), T)
+    else:                                  # a later block may fail (overflowing H): keep a copy to restore
+        saved = st['R'].copy(), st['B'].copy()
+        try:
+            for s in range(0, X.shape[0], step):
+                _fold_rows(st['R'], st['B'], _oselm_features(est, X[s:s + step], True), T[s:s + step])
+        except BaseException:
+            st['R'][:], st['B'][:] = saved
+            raise
+    st['counts'][0] += X.shape[0]
+    st['counts'][1] += 1
+    st['coef'] = None
+
+# %% ../nbs/07_kos_elm.ipynb #f8209df6
+class _OSELMBase(_StreamingModel):
+    "OS-ELM's parameters (those of `kelm_nb.core.ELMRegressor`), its state and its outputs."
+    _parameter_constraints = {
+        'n_hidden': [Interval(Integral, 1, None, closed='left'), StrOptions({'auto'})],
+        'activation': [StrOptions(set(ACTIVATIONS)), callable],
+        'C': [Interval(Real, 0, None, closed='neither'), None],
+        'fit_intercept': ['boolean'],
+        'distribution': [StrOptions({'uniform', 'normal'})],
+        'weight_range': [StrOptions({'auto'}), tuple, list],
+        'bias_range': [tuple, list],
+        'weight_scale': [StrOptions({'auto'}), Interval(Real, 0, None, closed='neither')],
+        'bias_scale': [Interval(Real, 0, None, closed='neither')],
+        'random_state': ['random_state'],
+    }
+    _STREAM_PARAMS = tuple(_parameter_constraints)
+    _AUTO_HIDDEN = 300     # the core ELMRegressor's default ('auto' resolves to it)
+
+    def __init__(self, n_hidden='auto', activation='sigmoid', C=1.0, fit_intercept=True, distribution='uniform',
+                 weight_range='auto', bias_range=(-1.0, 1.0), weight_scale='auto', bias_scale=1.0, random_state=None):
+        self.n_hidden, self.activation, self.C, self.fit_intercept = n_hidden, activation, C, fit_intercept
+        self.distribution, self.weight_range, self.bias_range = distribution, weight_range, bias_range
+        self.weight_scale, self.bias_scale, self.random_state = weight_scale, bias_scale, random_state
+
+    def _frozen_params(self):
+        return tuple(repr(getattr(self, k)) for k in self._STREAM_PARAMS)   # ranges may be lists
+
+    _check_combination = _check_hidden_ranges
+    _start = _oselm_start
+    _learn = _oselm_learn
+
+    def _beta(self):
+        st = self._state
+        if st['coef'] is None:
+            st['coef'] = oselm_coef(st['R'], st['B'])
+        return st['coef']
+
+    def _outputs(self, X):
+        Xl = _query_rows(self, X)
+        beta, L = self._beta(), self.n_hidden_
+        out = _oselm_features(self, Xl) @ beta[:L]
+        if self.fit_intercept:
+            out += beta[L]
+        return out
+
+    @property
+    def coef_(self):
+        beta = self._beta()[:self.n_hidden_]
+        return beta[:, 0] if self._y_1d else beta
+
+    @property
+    def intercept_(self):
+        b = self._beta()[self.n_hidden_] if self.fit_intercept else np.zeros(self._n_outputs)
+        return float(b[0]) if self._y_1d else b
+
+    @property
+    def n_samples_seen_(self):
+        return int(self._state['counts'][0])
+
+# %% ../nbs/07_kos_elm.ipynb #09537593
+class OSELMRegressor(_StreamRegressorMixin, _OSELMBase):
+    """OS-ELM regressor (Liang et al. 2006; eq. 5-8 of Scardapane et al. 2015): a ridge ELM learnt
+    sample by sample, equal to the batch `ELMRegressor` on everything seen.
+
     Parameters
     ----------
     n_hidden : int or 'auto', default='auto'
@@ -1087,114 +1410,7 @@ _OSELM_COMMON = """
     (a chunk of at least L rows by one LAPACK QR), and $\\beta = R^{-1}B$. It agrees with the batch
     `ELMRegressor`/`ELMClassifier` with the same parameters at any C, where the explicit inverse loses accuracy once
     $H^TH + I/C$ is ill-conditioned. Memory is $O(L^2)$, whatever the length of the stream.
-"""
 
-
-class _OSELMBase(_StreamingModel):
-    _parameter_constraints = {
-        'n_hidden': [Interval(Integral, 1, None, closed='left'), StrOptions({'auto'})],
-        'activation': [StrOptions(set(ACTIVATIONS)), callable],
-        'C': [Interval(Real, 0, None, closed='neither'), None],
-        'fit_intercept': ['boolean'],
-        'distribution': [StrOptions({'uniform', 'normal'})],
-        'weight_range': [StrOptions({'auto'}), tuple, list],
-        'bias_range': [tuple, list],
-        'weight_scale': [StrOptions({'auto'}), Interval(Real, 0, None, closed='neither')],
-        'bias_scale': [Interval(Real, 0, None, closed='neither')],
-        'random_state': ['random_state'],
-    }
-    _STREAM_PARAMS = tuple(_parameter_constraints)
-
-    _AUTO_HIDDEN = 300     # the core ELMRegressor's default ('auto' resolves to it)
-
-    def __init__(self, n_hidden='auto', activation='sigmoid', C=1.0, fit_intercept=True, distribution='uniform',
-                 weight_range='auto', bias_range=(-1.0, 1.0), weight_scale='auto', bias_scale=1.0, random_state=None):
-        self.n_hidden, self.activation, self.C, self.fit_intercept = n_hidden, activation, C, fit_intercept
-        self.distribution, self.weight_range, self.bias_range = distribution, weight_range, bias_range
-        self.weight_scale, self.bias_scale, self.random_state = weight_scale, bias_scale, random_state
-
-    def _frozen_params(self):
-        return tuple(repr(getattr(self, k)) for k in self._STREAM_PARAMS)   # ranges may be lists
-
-    def _start(self, X, T):
-        self.n_hidden_ = self._AUTO_HIDDEN if self.n_hidden == 'auto' else self.n_hidden
-        if self.C is None and X.shape[0] < self.n_hidden_:
-            raise ValueError(f"X: with C=None (eq. 5) the first batch needs at least n_hidden={self.n_hidden_} "
-                             f"rows, got n_samples={X.shape[0]}; pass a finite C for the regularised start")
-        self.hidden_layer_ = RandomHiddenLayer(self.n_hidden_, self.activation, self.distribution, self.weight_range,
-                                               self.bias_range, self.weight_scale, self.bias_scale,
-                                               self.random_state).fit(X)
-        width = self.n_hidden_ + int(self.fit_intercept)
-        R = np.zeros((width, width))
-        if self.C is not None:
-            R[np.arange(self.n_hidden_), np.arange(self.n_hidden_)] = 1.0 / math.sqrt(self.C)
-        self._n_outputs = T.shape[1]
-        self._state = {'R': R, 'B': np.zeros((width, T.shape[1])), 'counts': np.zeros(2, np.int64), 'coef': None}
-
-    def _features(self, X, design=False):
-        "H = g(XW + b), checked finite; with `design`, the rows the recursion folds in ([H, 1] with an intercept)."
-        L = self.n_hidden_
-        H = hidden_output(X, self.hidden_layer_.weights_, self.hidden_layer_.biases_, self.activation)
-        if not np.isfinite(H).all():
-            raise ValueError("the hidden layer output H contains NaN or infinity (an overflowing activation, e.g. "
-                             "'exp' on unscaled inputs?)")
-        if not (design and self.fit_intercept):
-            return H
-        F = np.empty((H.shape[0], L + 1))
-        F[:, :L] = H
-        F[:, L] = 1.0
-        return F
-
-    def _learn(self, X, T):
-        st = self._state
-        step = block_rows(st['R'].shape[0])
-        if X.shape[0] <= step:
-            _fold_rows(st['R'], st['B'], self._features(X, True), T)
-        else:                                  # a later block may fail (overflowing H): keep a copy to restore
-            saved = st['R'].copy(), st['B'].copy()
-            try:
-                for s in range(0, X.shape[0], step):
-                    _fold_rows(st['R'], st['B'], self._features(X[s:s + step], True), T[s:s + step])
-            except BaseException:
-                st['R'][:], st['B'][:] = saved
-                raise
-        st['counts'][0] += X.shape[0]
-        st['counts'][1] += 1
-        st['coef'] = None
-
-    def _beta(self):
-        st = self._state
-        if st['coef'] is None:
-            st['coef'] = oselm_coef(st['R'], st['B'])
-        return st['coef']
-
-    def _outputs(self, X):
-        Xl = _query_rows(self, X)
-        beta, L = self._beta(), self.n_hidden_
-        out = self._features(Xl) @ beta[:L]
-        if self.fit_intercept:
-            out += beta[L]
-        return out
-
-    @property
-    def coef_(self):
-        beta = self._beta()[:self.n_hidden_]
-        return beta[:, 0] if self._y_1d else beta
-
-    @property
-    def intercept_(self):
-        b = self._beta()[self.n_hidden_] if self.fit_intercept else np.zeros(self._n_outputs)
-        return float(b[0]) if self._y_1d else b
-
-    @property
-    def n_samples_seen_(self):
-        return int(self._state['counts'][0])
-
-
-class OSELMRegressor(_StreamRegressorMixin, _OSELMBase):
-    __doc__ = """OS-ELM regressor (Liang et al. 2006; eq. 5-8 of Scardapane et al. 2015): a ridge ELM learnt
-    sample by sample, equal to the batch `ELMRegressor` on everything seen.
-""" + _OSELM_COMMON + """
     Examples
     --------
     >>> from sklearn.datasets import make_friedman1
@@ -1206,13 +1422,27 @@ class OSELMRegressor(_StreamRegressorMixin, _OSELMBase):
     (300, True)
     """
 
-
+# %% ../nbs/07_kos_elm.ipynb #57fccda0
 class OSELMClassifier(_StreamClassifierMixin, _OSELMBase):
-    _AUTO_HIDDEN = 1000    # the core ELMClassifier's default
-
-    __doc__ = """OS-ELM classifier: ridge OS-ELM on one-vs-all ±1 targets (one column for two classes), equal to
+    """OS-ELM classifier: ridge OS-ELM on one-vs-all ±1 targets (one column for two classes), equal to
     the batch `ELMClassifier` on everything seen; `partial_fit` needs `classes=` on its first call.
-""" + _OSELM_COMMON.replace("(n_hidden,) or (n_hidden, n_outputs)", "(n_hidden, n_columns)") + """\
+
+    Parameters
+    ----------
+    n_hidden, activation, C, fit_intercept, distribution
+        As in `OSELMRegressor` ('auto' hidden units: 1000, the core `ELMClassifier`'s default).
+    weight_range, bias_range, weight_scale, bias_scale, random_state
+        As in `OSELMRegressor`.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_hidden, n_columns)
+        Output weights, one column per one-vs-all target.
+    intercept_ : ndarray of shape (n_columns,)
+    n_samples_seen_ : int
+    hidden_layer_ : RandomHiddenLayer
+    n_hidden_ : int
+    n_features_in_ : int
     classes_ : ndarray of shape (n_classes,)
 
     Examples
@@ -1225,35 +1455,141 @@ class OSELMClassifier(_StreamClassifierMixin, _OSELMBase):
     >>> bool(clf.score(X, y) > 0.9), clf.predict_proba(X[:1]).shape
     (True, (1, 3))
     """
+    _AUTO_HIDDEN = 1000    # the core ELMClassifier's default
 
+# %% ../nbs/07_kos_elm.ipynb #b32ea984
+def _check_kos_combination(est):
+    "The parameter combinations `_parameter_constraints` cannot express (C=inf, budget and sparsification)."
+    if math.isinf(est.C) and est.sparsification != 'ald':
+        raise ValueError(f"C=inf (no regulariser) is only defined for sparsification='ald' (Engel's ALD-KRLS, "
+                         f"the paper's code); Table I, 'fb' and 'window' need a finite C, got "
+                         f"sparsification={est.sparsification!r}")
+    if est.sparsification in ('fb', 'window') and est.budget is None:
+        raise ValueError(f"budget must be a positive integer or 'auto' when sparsification="
+                         f"{est.sparsification!r}, got None")
+    if est.sparsification is None and est.budget not in ('auto', None):
+        raise ValueError(f"budget is only used with sparsification='ald', 'fb' or 'window', got "
+                         f"budget={est.budget!r} with sparsification=None")
 
-# %% ../nbs/07_kos_elm.ipynb #0a7a4d1c
-DEFAULT_BUDGET = 500
-ALD_FLOOR = 1e-10    # dis^2 / k(x,x) below this is rounding: such a sample never joins the ALD dictionary
-_MODES = {None: 0, 'ald': 1, 'fb': 2, 'window': 3}
-_ROW_KEYS, _SQUARE_KEYS = ('D', 'V', 'Yd', 'idx', 'pend', 'alpha', 'diag'), ('M', 'P', 'W')
+# %% ../nbs/07_kos_elm.ipynb #8c6b1255
+def _install(est, state, config=None):
+    "Give `est` the state (and config), with the plain tuples `_state_args` (and `_config_args`) of the recursions."
+    est._state, est._state_args = state, tuple(state)
+    if config is not None:
+        est._config, est._config_args = config, tuple(config)
 
+# %% ../nbs/07_kos_elm.ipynb #63e9debf
+def _kos_start(est, X, T):
+    "Resolve gamma, ald_threshold and budget, and allocate the `_KOSConfig` and `_KOSState` of a new stream."
+    d, n_out = X.shape[1], T.shape[1]
+    est.gamma_ = 1.0 / d if est.gamma is None else float(est.gamma)
+    est.ald_threshold_ = min(0.01, 0.25 / est.C) if est.ald_threshold == 'auto' else float(est.ald_threshold)
+    est.budget_ = (DEFAULT_BUDGET if est.budget == 'auto' else est.budget) if est.sparsification else None
+    mode = _MODES[est.sparsification]
+    est._n_outputs = n_out
+    kern = (KERNEL_IDS[est.kernel], est.gamma_, float(est.degree), float(est.coef0), 1.0 if est.fit_intercept else 0.0)
+    config = _KOSConfig(kern, 1.0 / est.C, est.ald_threshold_, ALD_FLOOR,
+                        _NO_CAP if est.budget_ is None else est.budget_, mode)
+    cap = est.budget_ + 1 if mode >= _MODE_FB else min(64, est.budget_ or 64)
+    _install(est, _new_state(mode, cap, d, n_out, frozen=mode == _MODE_ALD and est.budget_ is not None), config)
 
-def _resized(state, cap):
-    "A copy of `state` whose buffers hold `cap` rows (the first m kept); arrays of size 0 stay as they are."
-    m = int(state['counts'][0])
-    new = dict(state, counts=state['counts'].copy(), fvals=state['fvals'].copy())
-    for key in _ROW_KEYS:
-        a = state[key]
-        if a.shape[0]:
-            b = np.zeros((cap,) + a.shape[1:], dtype=a.dtype)
-            b[:m] = a[:m]
-            new[key] = b
-    for key in _SQUARE_KEYS:
-        a = state[key]
-        if a.shape[0]:
-            b = np.zeros((cap, cap))
-            b[:m, :m] = a[:m, :m]
-            new[key] = b
-    return new
+# %% ../nbs/07_kos_elm.ipynb #daa0a890
+def _grow(est, cap):
+    "Move the state into buffers of `cap` rows (refused, naming the size, when they would not fit in memory)."
+    check_memory(16 * cap * cap, f"the {cap} x {cap} buffers of the KOS-ELM recursion",
+                 "use sparsification='ald', 'fb' or 'window' with a budget")
+    _install(est, _resized(est._state, cap))
 
+# %% ../nbs/07_kos_elm.ipynb #b1289ae9
+def _kos_learn(est, X, T):
+    "Fold the batch (X, T) into the state in place; returns its a-priori errors."
+    E = np.empty((X.shape[0], T.shape[1]))
+    mode = est._config.mode
+    if mode == _MODE_TABLE1:
+        m, cap = int(est._state.counts[_N_DICT]), est._state.D.shape[0]
+        if m + X.shape[0] > cap:
+            _grow(est, max(2 * cap, m + X.shape[0]))
+        _table1_run(X, T, E, est._state_args, est._config_args)
+    elif mode == _MODE_ALD:
+        done = 0
+        while True:
+            done = _ald_run(X, T, E, est._state_args, est._config_args, done)
+            if done == X.shape[0]:
+                break
+            _grow(est, int(min(2 * est._state.D.shape[0], est._config.max_size)))
+    else:
+        _fb_run(X, T, E, est._state_args, est._config_args)
+    return E
 
+# %% ../nbs/07_kos_elm.ipynb #cb42b9ba
+def _kos_alpha(est):
+    "Coefficients of the dictionary, from the state: FB keeps them current, Table I and ALD cache them per version."
+    st = est._state
+    counts = st.counts
+    m, version = int(counts[_N_DICT]), counts[_VERSION]
+    if counts[_ALPHA_VERSION] != version or st.alpha.shape[0] < m:
+        if est._config.mode < _MODE_FB:
+            if st.alpha.shape[0] < st.V.shape[0]:
+                _install(est, st._replace(alpha=np.zeros_like(st.V)))
+                st = est._state
+            _chol_coef(st.M, m, st.V, st.alpha)
+        counts[_ALPHA_VERSION] = version
+    return st.alpha[:m]
+
+# %% ../nbs/07_kos_elm.ipynb #154af2e4
+def _warn_dependent(est):
+    "IllConditionedWarning for Schur complements clamped since the last warning (Table I, FB, window)."
+    counts = est._state.counts
+    if counts[_N_EVENTS] > counts[_EVENTS_WARNED]:
+        new = int(counts[_N_EVENTS] - counts[_EVENTS_WARNED])
+        counts[_EVENTS_WARNED] = counts[_N_EVENTS]
+        warnings.warn(f"{new} sample(s) were numerically dependent on the dictionary (Schur complement below 1/C "
+                      f"by rounding, set to 1/C): C={est.C!r} is at the limit of double precision for this "
+                      f"kernel and data (duplicated rows?); the model is finite and as close to batch kernel ELM "
+                      f"as rounding allows, a smaller C is better conditioned", IllConditionedWarning, stacklevel=4)
+
+# %% ../nbs/07_kos_elm.ipynb #15540db9
+def _warn_ald_keeps_most(est):
+    "UserWarning, once, when the ALD dictionary keeps more than half of the samples (and at least 256)."
+    counts = est._state.counts
+    if counts[_WARNED] & _FLAG_ALD_KEEPS_MOST:
+        return
+    m, n = int(counts[_N_DICT]), int(counts[_N_SEEN])
+    if m >= 256 and m > n / 2:
+        counts[_WARNED] |= _FLAG_ALD_KEEPS_MOST
+        warnings.warn(f"the ALD dictionary keeps {m} of the {n} samples seen (threshold {est.ald_threshold_:g} "
+                      f"of k(x,x)): the kernel is narrow for this data (e.g. many features), so ALD sparsifies "
+                      f"little and each step costs O(m^2); raise ald_threshold, lower gamma or set a budget",
+                      UserWarning, stacklevel=4)
+
+# %% ../nbs/07_kos_elm.ipynb #898ff320
+def _fb_target_spread(st, n_outputs):
+    "Mean square deviation of the stored targets from the stream's mean, over the stream's variance (1 if none)."
+    m, n = int(st.counts[_N_DICT]), int(st.counts[_N_SEEN])
+    mean = st.fvals[_SUM_Y] / (n * n_outputs)
+    var = st.fvals[_SUM_Y2] / (n * n_outputs) - mean ** 2
+    return float(np.mean((st.Yd[:m] - mean) ** 2) / var) if var > 0 else 1.0
+
+# %% ../nbs/07_kos_elm.ipynb #87e329c2
+def _warn_fb_outliers(est):
+    "UserWarning, once, when the FB dictionary's targets spread more than 2.5 times the stream's."
+    counts = est._state.counts
+    if counts[_WARNED] & _FLAG_FB_OUTLIERS:
+        return
+    m, n = int(counts[_N_DICT]), int(counts[_N_SEEN])
+    if n >= 4 * est.budget_ and m > 1:
+        ratio = _fb_target_spread(est._state, est._n_outputs)
+        if ratio > 2.5:
+            counts[_WARNED] |= _FLAG_FB_OUTLIERS
+            warnings.warn(f"the FB dictionary holds targets {ratio:.1f}x more spread around the stream's mean "
+                          f"than the stream: leave-one-out pruning keeps the samples the model fits worst (noise, "
+                          f"outliers, capped values), and its error can grow along the stream; prefer "
+                          f"sparsification='ald', a larger budget, or 'window' for drifting data",
+                          UserWarning, stacklevel=4)
+
+# %% ../nbs/07_kos_elm.ipynb #9f10b336
 class _KOSELMBase(_StreamingModel):
+    "KOS-ELM's parameters, the stream's steps (`_kos_start`, `_kos_learn`), its outputs and its warnings."
     _parameter_constraints = {
         'kernel': [StrOptions(set(KERNEL_IDS))],
         'gamma': [Interval(Real, 0, None, closed='neither'), None],
@@ -1273,144 +1609,54 @@ class _KOSELMBase(_StreamingModel):
         self.sparsification, self.ald_threshold, self.budget = sparsification, ald_threshold, budget
         self.fit_intercept = fit_intercept
 
-    def _check_combination(self):
-        if math.isinf(self.C) and self.sparsification != 'ald':
-            raise ValueError(f"C=inf (no regulariser) is only defined for sparsification='ald' (Engel's ALD-KRLS, "
-                             f"the paper's code); Table I, 'fb' and 'window' need a finite C, got "
-                             f"sparsification={self.sparsification!r}")
-        if self.sparsification in ('fb', 'window') and self.budget is None:
-            raise ValueError(f"budget must be a positive integer or 'auto' when sparsification="
-                             f"{self.sparsification!r}, got None")
-        if self.sparsification is None and self.budget not in ('auto', None):
-            raise ValueError(f"budget is only used with sparsification='ald', 'fb' or 'window', got "
-                             f"budget={self.budget!r} with sparsification=None")
-
-    def _start(self, X, T):
-        d, n_out = X.shape[1], T.shape[1]
-        self.gamma_ = 1.0 / d if self.gamma is None else float(self.gamma)
-        self.ald_threshold_ = (min(0.01, 0.25 / self.C) if self.ald_threshold == 'auto' else float(self.ald_threshold))
-        self.budget_ = (DEFAULT_BUDGET if self.budget == 'auto' else self.budget) if self.sparsification else None
-        self._mode = _MODES[self.sparsification]
-        self._n_outputs = n_out
-        kern = (KERNEL_IDS[self.kernel], self.gamma_, float(self.degree), float(self.coef0),
-                1.0 if self.fit_intercept else 0.0)
-        cap = self.budget_ + 1 if self._mode >= 2 else min(64, self.budget_ or 64)
-        z = np.zeros
-        ald, fb = self._mode == 1, self._mode >= 2
-        frozen = ald and self.budget_ is not None      # an ALD dictionary at its budget stops changing
-        self._state = {'D': z((cap, d)), 'M': z((cap, cap)), 'P': z((cap, cap)) if ald else z((0, 0)),
-                       'W': z((cap, cap)) if frozen else z((0, 0)),
-                       'V': z((cap, n_out)), 'Yd': z((cap, n_out)) if fb else z((0, n_out)),
-                       'idx': z(cap, np.int64), 'pend': z(cap) if ald else z(0), 'alpha': z((cap, n_out)),
-                       'diag': z(cap) if fb else z(0), 'counts': z(8, np.int64), 'fvals': z(4), 'kern': kern}
-
-    def _grow(self, cap):
-        check_memory(16 * cap * cap, f"the {cap} x {cap} buffers of the KOS-ELM recursion",
-                     "use sparsification='ald', 'fb' or 'window' with a budget")
-        self._state = _resized(self._state, cap)
-        return self._state
-
-    def _learn(self, X, T):
-        st = self._state
-        n = X.shape[0]
-        E = np.empty((n, T.shape[1]))
-        invC = 1.0 / self.C
-        cap = st['D'].shape[0]
-        if self._mode == 0:
-            m = int(st['counts'][0])
-            if m + n > cap:
-                st = self._grow(max(2 * cap, m + n))
-            _table1_run(X, T, st['D'], st['M'], st['V'], st['idx'], E, st['counts'], invC, st['kern'])
-        elif self._mode == 1:
-            max_size = self.budget_ if self.budget_ is not None else np.iinfo(np.int64).max
-            done = 0
-            while True:
-                cap = st['D'].shape[0]
-                done += _ald_run(X[done:], T[done:], st['D'], st['M'], st['W'], st['P'], st['V'], st['idx'],
-                                 st['pend'], E[done:], st['counts'], st['fvals'], self.ald_threshold_, ALD_FLOOR,
-                                 max_size, invC, st['kern'], np.empty(cap), np.empty(cap))
-                if done == n:
-                    break
-                st = self._grow(int(min(2 * cap, max_size)))
-        else:
-            _fb_run(X, T, st['D'], st['M'], st['V'], st['Yd'], st['idx'], st['alpha'], st['diag'], E, st['counts'],
-                    st['fvals'], self.budget_, self._mode - 2, invC, st['kern'], np.empty(cap), np.empty(cap),
-                    np.empty(cap))
-        return E
-
-    def _alpha(self):
-        "Coefficients of the dictionary (alpha), from the recursion's state; cached until the state changes."
-        st = self._state
-        m, version = int(st['counts'][0]), st['counts'][3]
-        if st['counts'][4] != version or st['alpha'].shape[0] < m:
-            if self._mode >= 2:
-                pass                                   # FB keeps alpha current
-            else:
-                if st['alpha'].shape[0] < st['V'].shape[0]:
-                    st['alpha'] = np.zeros_like(st['V'])
-                _chol_coef(st['M'], m, st['V'], st['alpha'])
-            st['counts'][4] = version
-        return st['alpha'][:m]
+    _check_combination = _check_kos_combination
+    _start = _kos_start
+    _learn = _kos_learn
+    _alpha = _kos_alpha
 
     def _outputs(self, X):
         Xl = _query_rows(self, X)
-        st = self._state
-        out = np.empty((Xl.shape[0], self._n_outputs))
-        _predict_rows(st['kern'], Xl, st['D'], int(st['counts'][0]), self._alpha(), out)
+        alpha, out = self._alpha(), np.empty((Xl.shape[0], self._n_outputs))
+        _predict_rows(self._config.kern, Xl, self._state.D, alpha.shape[0], alpha, out)
         return out
 
     def _warn(self):
-        st = self._state
-        counts, m, n = st['counts'], int(st['counts'][0]), int(st['counts'][1])
-        if self._mode != 1 and counts[2] > counts[6]:   # ALD's floor events are its documented threshold
-            new = int(counts[2] - counts[6])
-            counts[6] = counts[2]
-            warnings.warn(f"{new} sample(s) were numerically dependent on the dictionary (Schur complement below 1/C "
-                          f"by rounding, set to 1/C): C={self.C!r} is at the limit of double precision for this "
-                          f"kernel and data (duplicated rows?); the model is finite and as close to batch kernel ELM "
-                          f"as rounding allows, a smaller C is better conditioned", IllConditionedWarning,
-                          stacklevel=3)
-        if self._mode == 1 and not counts[5] & 1 and m >= 256 and m > n / 2:
-            counts[5] |= 1
-            warnings.warn(f"the ALD dictionary keeps {m} of the {n} samples seen (threshold {self.ald_threshold_:g} "
-                          f"of k(x,x)): the kernel is narrow for this data (e.g. many features), so ALD sparsifies "
-                          f"little and each step costs O(m^2); raise ald_threshold, lower gamma or set a budget",
-                          UserWarning, stacklevel=3)
-        if self._mode == 2 and not counts[5] & 2 and n >= 4 * self.budget_ and m > 1:
-            Yd = st['Yd'][:m]
-            mean = st['fvals'][1] / (n * self._n_outputs)
-            var = st['fvals'][2] / (n * self._n_outputs) - mean ** 2
-            ratio = float(np.mean((Yd - mean) ** 2) / var) if var > 0 else 1.0
-            if ratio > 2.5:
-                counts[5] |= 2
-                warnings.warn(f"the FB dictionary holds targets {ratio:.1f}x more spread around the stream's mean "
-                              f"than the stream: leave-one-out pruning keeps the samples the model fits worst (noise, "
-                              f"outliers, capped values), and its error can grow along the stream; prefer "
-                              f"sparsification='ald', a larger budget, or 'window' for drifting data",
-                              UserWarning, stacklevel=3)
+        mode = self._config.mode
+        if mode == _MODE_ALD:                          # ALD's floor events are its documented threshold
+            _warn_ald_keeps_most(self)
+            return
+        _warn_dependent(self)
+        if mode == _MODE_FB:
+            _warn_fb_outliers(self)
 
     def __setstate__(self, state):
         super().__setstate__(state)
         if '_state' in state:                          # writable buffers, whatever the unpickler gave (memmaps)
-            self._state = {k: (np.array(v) if isinstance(v, np.ndarray) else v) for k, v in self._state.items()}
+            _install(self, _KOSState(*(np.array(a) for a in self._state)), self._config)
 
     def __getstate__(self):
-        state = super().__getstate__()
-        if '_state' in state and self._mode <= 1:    # no slack in pickles: buffers cut to the dictionary
-            st = _resized(state['_state'], max(int(state['_state']['counts'][0]), 1))
-            st['counts'][4] = -1
+        state = dict(super().__getstate__())           # a copy: the model itself keeps its buffers
+        state.pop('_state_args', None)                 # rebuilt on unpickling
+        state.pop('_config_args', None)
+        if '_state' in state and self._config.mode <= _MODE_ALD:   # no slack in pickles: buffers cut to the dictionary
+            st = _resized(state['_state'], max(int(state['_state'].counts[_N_DICT]), 1))
+            st.counts[_ALPHA_VERSION] = -1
             state['_state'] = st
         return state
+
+# %% ../nbs/07_kos_elm.ipynb #edefd4ec
+class _KOSELMAttributes:
+    "The fitted attributes of KOS-ELM, read from the state."
 
     @property
     def dictionary_(self):
         check_is_fitted(self)
-        return self._state['D'][:int(self._state['counts'][0])].copy()
+        return self._state.D[:int(self._state.counts[_N_DICT])].copy()
 
     @property
     def dictionary_indices_(self):
         check_is_fitted(self)
-        return self._state['idx'][:int(self._state['counts'][0])].copy()
+        return self._state.idx[:int(self._state.counts[_N_DICT])].copy()
 
     @property
     def coef_(self):
@@ -1421,22 +1667,24 @@ class _KOSELMBase(_StreamingModel):
     @property
     def intercept_(self):
         check_is_fitted(self)
-        b = self._alpha().sum(axis=0) * self._state['kern'][4]
+        b = self._alpha().sum(axis=0) * self._config.kern[4]
         return float(b[0]) if self._y_1d else b
 
     @property
     def n_samples_seen_(self):
         check_is_fitted(self)
-        return int(self._state['counts'][1])
+        return int(self._state.counts[_N_SEEN])
 
+# %% ../nbs/07_kos_elm.ipynb #4ac9c4d0
+class KOSELMRegressor(_StreamRegressorMixin, _KOSELMAttributes, _KOSELMBase):
+    """KOS-ELM regressor (Scardapane et al. 2015): kernel recursive least squares as an online kernel
+    ELM, with ALD, fixed-budget or sliding-window dictionaries.
 
-_KOSELM_COMMON = """
     Parameters
     ----------
     kernel : {'rbf', 'laplacian', 'poly', 'linear'}, default='rbf'
         'rbf' $e^{-\\gamma\\|x-z\\|^2}$ (eq. 12), 'laplacian' $e^{-\\gamma\\|x-z\\|_2}$ (the Euclidean norm, unlike
-        scikit-learn's L1 `laplacian_kernel`), 'poly' $(\\gamma x^Tz + c_0)^d$, 'linear' $x^Tz$; computed by the
-        jitted recursion itself.
+        scikit-learn's L1 `laplacian_kernel`), 'poly' $(\\gamma x^Tz + c_0)^d$, 'linear' $x^Tz$.
     gamma : float or None, default=None
         Kernel coefficient; None is 1 / n_features (scikit-learn's 'scale' on standardised inputs).
     degree : int, default=3
@@ -1447,24 +1695,20 @@ _KOSELM_COMMON = """
         Regularisation of eq. 2: the model is the kernel ELM $(K + I/C)^{-1}y$ on its dictionary. `np.inf` is allowed
         with sparsification='ald' only: Engel's unregularised ALD-KRLS, which the paper's code ran.
     sparsification : {'ald', 'fb', 'window'} or None, default='ald'
-        None: Table I, every sample kept (O(i^2) per step, equal to batch kernel ELM on everything seen). 'ald':
-        approximate linear dependency (eq. 10-11), a sample joins when $dis^2 > \\delta\\,k(x,x)$; the others update
-        the coefficients by their projection. 'fb': fixed budget (Van Vaerenbergh et al. 2010), the element with
-        the smallest leave-one-out error leaves when the dictionary exceeds `budget`. 'window': sliding window
-        (Van Vaerenbergh et al. 2006), the oldest element leaves — kernel ELM on the last `budget` samples, for
-        streams whose relation drifts.
+        None: Table I, every sample kept (equal to batch kernel ELM on everything seen). 'ald': approximate linear
+        dependency (eq. 10-11), a sample joins when $dis^2 > \\delta\\,k(x,x)$, the others update the coefficients by
+        their projection. 'fb': fixed budget (Van Vaerenbergh et al. 2010), the element with the smallest
+        leave-one-out error leaves when the dictionary exceeds `budget`. 'window': sliding window, the oldest
+        element leaves — kernel ELM on the last `budget` samples, for streams whose relation drifts.
     ald_threshold : float in [0, 1] or 'auto', default='auto'
-        $\\delta$, relative to $k(x,x)$ (for the Gaussian kernel, $k(x,x) = 1$: the paper's $dis^2 > \\delta$).
-        'auto' is $\\min(0.01, 1/(4C))$: the feature-space part a rejected sample loses, of length at most
-        $\\sqrt\\delta$, stays below half the ridge's own length $1/\\sqrt C$ ($K + I/C$ is the Gram matrix of the
-        features augmented by $e_i/\\sqrt C$) — the rule that brings ALD within 2 % of batch kernel ELM on
-        Calhousing; the cap 0.01 (for C below 25) keeps the defaults within a few points of kernel ridge.
+        $\\delta$, relative to $k(x,x)$ (for the Gaussian kernel the paper's $dis^2 > \\delta$). 'auto' is
+        $\\min(0.01, 1/(4C))$: a rejected sample loses at most $\\sqrt\\delta$ of its feature vector, below half the
+        ridge's own length $1/\\sqrt C$ (within 2 % of batch kernel ELM on Calhousing).
     budget : int, 'auto' or None, default='auto'
         Largest dictionary; 'auto' is 500 for every sparsification (None: no cap, ALD only). An ALD dictionary at
         its budget takes every later sample by projection.
     fit_intercept : bool, default=True
-        Add the constant 1 to the kernel: a (penalised) intercept $b = \\sum_i\\alpha_i$, which the sparsifications
-        handle like any kernel. False is the paper's model.
+        Add the constant 1 to the kernel: a (penalised) intercept $b = \\sum_i\\alpha_i$. False is the paper's model.
 
     Attributes
     ----------
@@ -1477,24 +1721,8 @@ _KOSELM_COMMON = """
     intercept_ : float or ndarray of shape (n_outputs,)
         $\\sum_i\\alpha_i$ when `fit_intercept`, else 0.
     gamma_, ald_threshold_, budget_ : the resolved `gamma`, `ald_threshold` and `budget`.
-    n_samples_seen_ : int
-    n_features_in_ : int
+    n_samples_seen_, n_features_in_ : int
 
-    Notes
-    -----
-    Each variant runs in one numba call per batch over preallocated buffers: Table I and ALD keep the Cholesky
-    factor of $K + I/C$ (resp. $\\Omega_D$) instead of its inverse, which stays accurate at large C; ALD costs
-    $6m^2$ flops per rejected sample; FB skips the update when the new sample would be pruned at once. A
-    `partial_fit` of one float64 row takes a light path (no scikit-learn validation). Warnings name the regimes that
-    cannot give a good model: C at the limit of double precision, an ALD dictionary that keeps most samples, an FB
-    dictionary filled with outliers.
-"""
-
-
-class KOSELMRegressor(_StreamRegressorMixin, _KOSELMBase):
-    __doc__ = """KOS-ELM regressor (Scardapane et al. 2015): kernel recursive least squares as an online kernel
-    ELM, with ALD, fixed-budget or sliding-window dictionaries.
-""" + _KOSELM_COMMON + """
     Examples
     --------
     >>> from sklearn.datasets import make_friedman1
@@ -1502,16 +1730,27 @@ class KOSELMRegressor(_StreamRegressorMixin, _KOSELMBase):
     >>> model = KOSELMRegressor(C=100.0).fit(X[:400], y[:400])
     >>> model.partial_fit(X[400:], y[400:]).n_samples_seen_, model.dictionary_.shape[0] < 500
     (500, True)
-    >>> bool(model.score(X, y) > 0.9)
-    True
     """
 
-
-class KOSELMClassifier(_StreamClassifierMixin, _KOSELMBase):
-    __doc__ = """KOS-ELM classifier: KOS-ELM on one-vs-all ±1 targets (one column for two classes);
+# %% ../nbs/07_kos_elm.ipynb #170bafd5
+class KOSELMClassifier(_StreamClassifierMixin, _KOSELMAttributes, _KOSELMBase):
+    """KOS-ELM classifier: KOS-ELM on one-vs-all ±1 targets (one column for two classes);
     `partial_fit` needs `classes=` on its first call; `predict_proba` from the least-squares scores.
-""" + _KOSELM_COMMON.replace("(n_dictionary,) or (n_dictionary, n_outputs)", "(n_dictionary, n_columns)").replace(
-        "float or ndarray of shape (n_outputs,)", "ndarray of shape (n_columns,)") + """\
+
+    Parameters
+    ----------
+    kernel, gamma, degree, coef0, C, sparsification, ald_threshold, budget, fit_intercept
+        As in `KOSELMRegressor`.
+
+    Attributes
+    ----------
+    dictionary_ : ndarray of shape (n_dictionary, n_features)
+    dictionary_indices_ : ndarray of shape (n_dictionary,)
+    coef_ : ndarray of shape (n_dictionary, n_columns)
+        The coefficients, one column per one-vs-all target.
+    intercept_ : ndarray of shape (n_columns,)
+    gamma_, ald_threshold_, budget_ : the resolved `gamma`, `ald_threshold` and `budget`.
+    n_samples_seen_, n_features_in_ : int
     classes_ : ndarray of shape (n_classes,)
 
     Examples
@@ -1522,7 +1761,6 @@ class KOSELMClassifier(_StreamClassifierMixin, _KOSELMBase):
     >>> bool(clf.score(X, y) > 0.95), clf.predict_proba(X[:2]).shape
     (True, (2, 2))
     """
-
 
 # %% ../nbs/07_kos_elm.ipynb #ce9761c5
 def prequential_errors(estimator, X, y, batch_size=1):
@@ -1577,9 +1815,67 @@ def prequential_errors(estimator, X, y, batch_size=1):
         fitted = True
     return errors
 
-
 # %% ../nbs/07_kos_elm.ipynb #c82a7e9e
+class _KOSELMRiverMixin:
+    """KOS-ELM for river's one-sample protocol: `learn_one(x, y)` / `predict_one(x)` on dicts of numbers.
+
+    Wraps a `KOSELMRegressor` with the same parameters (see there) and feeds it one float64 row per call through
+    its light path. The features are those of the first `learn_one`, in that order; a feature missing later
+    counts as 0 and a new one is ignored (a kernel dictionary has a fixed input width). Before the first
+    `learn_one`, `predict_one` returns 0. Inputs should be scaled (e.g. `river.preprocessing.StandardScaler()
+    | KOSELMRiverRegressor()`), as for any kernel model.
+
+    Parameters
+    ----------
+    kernel, gamma, degree, coef0, C, sparsification, ald_threshold, budget, fit_intercept
+        As in `KOSELMRegressor`.
+
+    Attributes
+    ----------
+    model : KOSELMRegressor or None
+        The wrapped estimator (None before the first `learn_one`).
+    features : list or None
+        The feature names, in the order of the model's columns.
+
+    Examples
+    --------
+    >>> model = KOSELMRiverRegressor(gamma=10.0, C=100.0)
+    >>> for i in range(60):
+    ...     model.learn_one({'a': i / 60, 'b': 1 - i / 60}, np.sin(3 * i / 60))
+    >>> abs(model.predict_one({'a': 0.5, 'b': 0.5}) - np.sin(1.5)) < 0.1
+    True
+    """
+
+    def __init__(self, kernel='rbf', gamma=None, degree=3, coef0=1.0, C=1.0, sparsification='ald',
+                 ald_threshold='auto', budget='auto', fit_intercept=True):
+        self.kernel, self.gamma, self.degree, self.coef0, self.C = kernel, gamma, degree, coef0, C
+        self.sparsification, self.ald_threshold, self.budget = sparsification, ald_threshold, budget
+        self.fit_intercept = fit_intercept
+        self.model, self.features, self._position = None, None, {}
+
+    def _row(self, x):
+        row = np.zeros((1, len(self.features)))
+        for key, value in x.items():
+            j = self._position.get(key)
+            if j is not None:
+                row[0, j] = value
+        return row
+
+    def learn_one(self, x, y):
+        if self.model is None:
+            self.features = list(x)
+            self._position = {key: j for j, key in enumerate(self.features)}
+            self.model = KOSELMRegressor(**self._get_params())
+        self.model.partial_fit(self._row(x), np.array([float(y)]))
+
+    def predict_one(self, x):
+        if self.model is None:
+            return 0.0
+        return float(self.model.predict(self._row(x))[0])
+
+# %% ../nbs/07_kos_elm.ipynb #f026c5b7
 _RIVER_CLASS = None
+
 
 def _river_regressor_class():
     "The river adapter class, built on first use: river is imported here, never at the import of this module."
@@ -1590,72 +1886,14 @@ def _river_regressor_class():
         from river import base as river_base
     except ImportError:
         raise ImportError('KOSELMRiverRegressor needs river: pip install "kelm_nb[river]"') from None
-
-    class KOSELMRiverRegressor(river_base.Regressor):
-        """KOS-ELM for river's one-sample protocol: `learn_one(x, y)` / `predict_one(x)` on dicts of numbers.
-
-        Wraps a `KOSELMRegressor` with the same parameters (see there) and feeds it one float64 row per call through
-        its light path. The features are those of the first `learn_one`, in that order; a feature missing later
-        counts as 0 and a new one is ignored (a kernel dictionary has a fixed input width). Before the first
-        `learn_one`, `predict_one` returns 0. Inputs should be scaled (e.g. `river.preprocessing.StandardScaler()
-        | KOSELMRiverRegressor()`), as for any kernel model.
-
-        Parameters
-        ----------
-        kernel, gamma, degree, coef0, C, sparsification, ald_threshold, budget, fit_intercept
-            As in `KOSELMRegressor`.
-
-        Attributes
-        ----------
-        model : KOSELMRegressor or None
-            The wrapped estimator (None before the first `learn_one`).
-        features : list or None
-            The feature names, in the order of the model's columns.
-
-        Examples
-        --------
-        >>> model = KOSELMRiverRegressor(gamma=10.0, C=100.0)
-        >>> for i in range(60):
-        ...     model.learn_one({'a': i / 60, 'b': 1 - i / 60}, np.sin(3 * i / 60))
-        >>> abs(model.predict_one({'a': 0.5, 'b': 0.5}) - np.sin(1.5)) < 0.1
-        True
-        """
-
-        def __init__(self, kernel='rbf', gamma=None, degree=3, coef0=1.0, C=1.0, sparsification='ald',
-                     ald_threshold='auto', budget='auto', fit_intercept=True):
-            self.kernel, self.gamma, self.degree, self.coef0, self.C = kernel, gamma, degree, coef0, C
-            self.sparsification, self.ald_threshold, self.budget = sparsification, ald_threshold, budget
-            self.fit_intercept = fit_intercept
-            self.model, self.features, self._position = None, None, {}
-
-        def _row(self, x):
-            row = np.zeros((1, len(self.features)))
-            for key, value in x.items():
-                j = self._position.get(key)
-                if j is not None:
-                    row[0, j] = value
-            return row
-
-        def learn_one(self, x, y):
-            if self.model is None:
-                self.features = list(x)
-                self._position = {key: j for j, key in enumerate(self.features)}
-                self.model = KOSELMRegressor(**self._get_params())
-            self.model.partial_fit(self._row(x), np.array([float(y)]))
-
-        def predict_one(self, x):
-            if self.model is None:
-                return 0.0
-            return float(self.model.predict(self._row(x))[0])
-
-    KOSELMRiverRegressor.__module__, KOSELMRiverRegressor.__qualname__ = __name__, "KOSELMRiverRegressor"
-    _RIVER_CLASS = KOSELMRiverRegressor
+    _RIVER_CLASS = type('KOSELMRiverRegressor', (_KOSELMRiverMixin, river_base.Regressor),
+                        {'__doc__': _KOSELMRiverMixin.__doc__, '__module__': __name__,
+                         '__qualname__': 'KOSELMRiverRegressor'})
     return _RIVER_CLASS
 
-
+# %% ../nbs/07_kos_elm.ipynb #29544416
 def __getattr__(name):
     # `kelm_nb.kos_elm.KOSELMRiverRegressor` (and pickles of it) resolve here, so river stays optional
     if name == 'KOSELMRiverRegressor':
         return _river_regressor_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
