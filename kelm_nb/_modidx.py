@@ -441,7 +441,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'kelm_nb.kos_elm._KOSELMRiverMixin.predict_one': ( 'kos_elm.html#_koselmrivermixin.predict_one',
                                                                                     'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._KOSState': ('kos_elm.html#_kosstate', 'kelm_nb/kos_elm.py'),
-                                 'kelm_nb.kos_elm._KOSState.__getitem__': ('kos_elm.html#_kosstate.__getitem__', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._OSELMBase': ('kos_elm.html#_oselmbase', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._OSELMBase.__init__': ('kos_elm.html#_oselmbase.__init__', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._OSELMBase._beta': ('kos_elm.html#_oselmbase._beta', 'kelm_nb/kos_elm.py'),

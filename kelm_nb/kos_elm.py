@@ -456,10 +456,6 @@ class _KOSState(NamedTuple):
     counts: np.ndarray
     fvals: np.ndarray
 
-    def __getitem__(self, key):
-        "A field by name (`state['counts']`) as well as by position."
-        return getattr(self, key) if isinstance(key, str) else tuple.__getitem__(self, key)
-
 # %% ../nbs/07_kos_elm.ipynb #a25e5de5
 class _KOSConfig(NamedTuple):
     """The parameters a stream keeps fixed: `kern` = (kernel id, gamma, degree, coef0, offset), `inv_c` = 1/C,

@@ -270,7 +270,7 @@ def test_pickles_are_trimmed_and_continue():
     est = KOSELMRegressor(C=10.0, sparsification=None)
     for s in range(0, 600, 100):
         est.partial_fit(X[s:s + 100], Y[s:s + 100, 0])
-    m, cap = est.dictionary_.shape[0], est._state['D'].shape[0]
+    m, cap = est.dictionary_.shape[0], est._state.D.shape[0]
     assert cap > m
     blob = pickle.dumps(est)
     assert len(blob) < 1.1 * 8 * m * m

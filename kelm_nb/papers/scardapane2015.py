@@ -23,7 +23,8 @@ from ..core import (ELMClassifier, ELMRegressor, KernelELMClassifier, KernelELMR
                           check_positive, compute_kernel, decode_scores, encode_labels)
 from ..datasets import load_dataset, mackey_glass, mackey_glass_embedding
 from ..experiments import BenchCase, ReproductionTable, Table, bench_case, nrmse, run_tasks, single_threaded
-from ..kos_elm import KOSELMClassifier, KOSELMRegressor, OSELMClassifier, OSELMRegressor, prequential_errors
+from ..kos_elm import (KOSELMClassifier, KOSELMRegressor, OSELMClassifier, OSELMRegressor, _fb_target_spread,
+                             prequential_errors)
 
 # %% ../../nbs/papers/07_scardapane2015.ipynb #dfa5da13
 TABLE_III = {   # Scardapane et al. 2015, Table III (grid-search averages)
@@ -527,10 +528,7 @@ def _fb_stream_figure(curve, capped):
 # %% ../../nbs/papers/07_scardapane2015.ipynb #dede8539
 def _fb_dictionary_spread(fb):
     "Mean square deviation of FB's stored targets from the stream's mean over the stream's variance (its warning)."
-    st = fb._state
-    n, m = st['counts'][1], st['counts'][0]
-    mean = st['fvals'][1] / n
-    return np.mean((st['Yd'][:m, 0] - mean) ** 2) / (st['fvals'][2] / n - mean ** 2)
+    return _fb_target_spread(fb._state, fb._n_outputs)
 
 # %% ../../nbs/papers/07_scardapane2015.ipynb #8e9cf098
 def fb_stream_study(n_train=None, segments=10, random_state=0):
