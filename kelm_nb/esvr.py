@@ -19,7 +19,8 @@ from sklearn.utils.validation import _check_sample_weight
 from .core import (POSITIVE, POSITIVE_INT, RandomHiddenLayer, NormalEquations, block_rows, check_memory,
                           keep_state_on_error, _UFUNC_ACTIVATIONS, _check_finite, _elm_solution, _spd_solve_checked,
                           _ufunc_hidden_output, _validate_fit, _validate_predict, check_array_2d, check_positive,
-                          compute_kernel, hidden_output, kernel_product, kernel_ridge_with_bias, ridge_solve, row_chunks)
+                          compute_kernel, hidden_output, kernel_product, kernel_ridge_with_bias, ridge_solve,
+                          row_chunks)
 
 # %% ../nbs/04_esvr.ipynb #7745c4ed
 def augment(H):
