@@ -372,6 +372,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'kelm_nb.kernels._distance_parallel': ('kernels.html#_distance_parallel', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels._distance_row': ('kernels.html#_distance_row', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels._distance_serial': ('kernels.html#_distance_serial', 'kelm_nb/kernels.py'),
+                                 'kelm_nb.kernels._finite_normalised': ('kernels.html#_finite_normalised', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels._fit_libsvm': ('kernels.html#_fit_libsvm', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels._gamma': ('kernels.html#_gamma', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels._half_inverse_variance': ('kernels.html#_half_inverse_variance', 'kelm_nb/kernels.py'),

@@ -341,6 +341,13 @@ def _positive_diagonal(values, name, length):
         raise ValueError(f"{name} must be positive (self-similarities k(x, x) of a valid kernel)")
     return v
 
+def _finite_normalised(out):
+    "`out`, or a ValueError when it overflowed: a kernel matrix has |K_ij| <= sqrt(k(x_i, x_i) k(z_j, z_j))."
+    if not np.isfinite(out).all():
+        raise ValueError("the normalised K overflows: some |K_ij| exceed sqrt(k(x_i, x_i) k(z_j, z_j)) by orders "
+                         "of magnitude, so K is not a kernel matrix with these self-similarities")
+    return out
+
 def normalize_kernel(K, diag_X=None, diag_Z=None):
     """Cosine normalisation of a kernel matrix, $K_{ij} / \\sqrt{k(x_i, x_i)\\, k(z_j, z_j)}$ (eq. 16 from eq. 15).
 
@@ -372,13 +379,15 @@ def normalize_kernel(K, diag_X=None, diag_Z=None):
         if n != m:
             raise ValueError(f"K of shape {K.shape} is not square: pass diag_X (length {n}) and diag_Z (length {m})")
         s = 1.0 / np.sqrt(_positive_diagonal(np.diagonal(K), 'the diagonal of K', n))
-        out = (K * s[:, None] * s[None, :]).astype(K.dtype, copy=False)
+        with np.errstate(over='ignore'):                 # an overflow is reported by _finite_normalised
+            out = _finite_normalised((K * s[:, None] * s[None, :]).astype(K.dtype, copy=False))
         np.fill_diagonal(out, 1.0)
         return out
     if diag_X is None or diag_Z is None:
         raise ValueError("pass both diag_X and diag_Z (the self-similarities k(x_i, x_i) and k(z_j, z_j))")
     dX, dZ = _positive_diagonal(diag_X, 'diag_X', n), _positive_diagonal(diag_Z, 'diag_Z', m)
-    return (K / np.sqrt(np.outer(dX, dZ))).astype(K.dtype, copy=False)
+    with np.errstate(over='ignore'):
+        return _finite_normalised((K / np.sqrt(np.outer(dX, dZ))).astype(K.dtype, copy=False))
 
 # %% ../nbs/03_kernels.ipynb #65d96986
 @njit(cache=True, inline='always', error_model='numpy')
