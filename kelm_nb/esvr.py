@@ -7,17 +7,22 @@ __all__ = ['PAPER_NU_GRID', 'augment', 'esvr_primal', 'esvr_dual', 'esvr_solve',
            'lssvr_path', 'ESVRCV', 'ELMRegressorCV']
 
 # %% ../nbs/04_esvr.ipynb #6dc6e685
+import math
+import numbers
+
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import check_cv
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight
-from .core import (RandomHiddenLayer, NormalEquations, block_rows, check_memory, keep_state_on_error,
-                          _UFUNC_ACTIVATIONS, _check_finite, _elm_solution, _spd_solve_checked, _ufunc_hidden_output,
-                          _validate_fit, _validate_predict, check_array_2d, check_positive, compute_kernel,
-                          hidden_output, kernel_product, kernel_ridge_with_bias, ridge_solve, row_chunks)
+from .core import (POSITIVE, POSITIVE_INT, RandomHiddenLayer, NormalEquations, block_rows, check_memory,
+                          keep_state_on_error, _UFUNC_ACTIVATIONS, _check_finite, _elm_solution, _spd_solve_checked,
+                          _ufunc_hidden_output, _validate_fit, _validate_predict, check_array_2d, check_positive,
+                          compute_kernel, hidden_output, kernel_product, kernel_ridge_with_bias, ridge_solve,
+                          row_chunks)
 
-# %% ../nbs/04_esvr.ipynb #e3fa89ee
+# %% ../nbs/04_esvr.ipynb #7745c4ed
 def augment(H):
     """$E_\\Phi=[H,-e]$: the hidden-layer matrix with a constant $-1$ column appended (eq. 5, 8, 9).
 
@@ -39,7 +44,7 @@ def augment(H):
     H = check_array_2d(H, 'H')
     return np.hstack([H, -np.ones((H.shape[0], 1), dtype=H.dtype)])
 
-# %% ../nbs/04_esvr.ipynb #9e849267
+# %% ../nbs/04_esvr.ipynb #41de7e62
 def _check_system(H, T, nu, nu_name='nu'):
     "Validate the inputs of the closed-form solvers; returns float64 `H`, `T` and `nu` (named `nu_name` in errors)."
     H = np.asarray(check_array_2d(H, 'H'), dtype=np.float64)
@@ -63,7 +68,20 @@ def _check_system(H, T, nu, nu_name='nu'):
                          f"max |T| = {t:.3g}); scale them (StandardScaler)")
     return H, T, nu
 
-_SOLVER_DOC = """
+# %% ../nbs/04_esvr.ipynb #461710e3
+def _finite_result(a, what):
+    "`a` if every entry is finite, else a ValueError: float64 overflowed on inputs of extreme magnitude."
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{what} is not finite: the inputs are too large for float64 (products overflow); "
+                         "scale them (StandardScaler)")
+    return a
+
+# %% ../nbs/04_esvr.ipynb #b1914c74
+def esvr_primal(H, T, nu):
+    """Eq. 9: $[w; r]=(I/\\nu+E_\\Phi^\\top E_\\Phi)^{-1}E_\\Phi^\\top T$, a $(p+1)^2$ system.
+
+    The core's `ridge_solve` on $E_\\Phi=[H,-e]$ in primal form with $C=\\nu$.
+
     Parameters
     ----------
     H : array-like of shape (m, p)
@@ -78,45 +96,46 @@ _SOLVER_DOC = """
     -------
     ndarray of shape (p + 1,) or (p + 1, k)
         $u=[w; r]$; predictions are $\\Phi(x)^\\top w - r$.
-"""
 
-def _finite_result(a, what):
-    "`a` if every entry is finite, else a ValueError: float64 overflowed on inputs of extreme magnitude."
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{what} is not finite: the inputs are too large for float64 (products overflow); "
-                         "scale them (StandardScaler)")
-    return a
-
-def esvr_primal(H, T, nu):
-    H, T, nu = _check_system(H, T, nu)
-    return _finite_result(ridge_solve(augment(H), T, nu, form='primal'), 'the solution of eq. 9')
-
-def esvr_dual(H, T, nu):
-    H, T, nu = _check_system(H, T, nu)
-    return _finite_result(ridge_solve(augment(H), T, nu, form='dual'), 'the solution of eq. 8')
-
-esvr_primal.__doc__ = """Eq. 9: $[w; r]=(I/\\nu+E_\\Phi^\\top E_\\Phi)^{-1}E_\\Phi^\\top T$, a $(p+1)^2$ system.
-
-    The core's `ridge_solve` on $E_\\Phi=[H,-e]$ in primal form with $C=\\nu$.
-""" + _SOLVER_DOC + """
     Examples
     --------
     >>> H = np.array([[0.0], [1.0], [2.0]])
     >>> esvr_primal(H, np.array([1.0, 2.0, 3.0]), 1e8).round(4)    # t = h + 1: w = 1, r = -1
     array([ 1., -1.])
     """
-esvr_dual.__doc__ = """Eq. 8: $[w; r]=E_\\Phi^\\top(I/\\nu+E_\\Phi E_\\Phi^\\top)^{-1}T$, an $m\\times m$ system.
+    H, T, nu = _check_system(H, T, nu)
+    return _finite_result(ridge_solve(augment(H), T, nu, form='primal'), 'the solution of eq. 9')
+
+# %% ../nbs/04_esvr.ipynb #0eb20992
+def esvr_dual(H, T, nu):
+    """Eq. 8: $[w; r]=E_\\Phi^\\top(I/\\nu+E_\\Phi E_\\Phi^\\top)^{-1}T$, an $m\\times m$ system.
 
     The core's `ridge_solve` on $E_\\Phi=[H,-e]$ in dual form with $C=\\nu$.
-""" + _SOLVER_DOC + """
+
+    Parameters
+    ----------
+    H : array-like of shape (m, p)
+        Hidden-layer outputs $\\Phi(A)$, or the inputs $A$ for linear ESVR.
+    T : array-like of shape (m,) or (m, k)
+        Targets.
+    nu : float
+        ESVR's regularisation constant $\\nu > 0$ (see `esvr_primal`).
+
+    Returns
+    -------
+    ndarray of shape (p + 1,) or (p + 1, k)
+        $u=[w; r]$; predictions are $\\Phi(x)^\\top w - r$.
+
     Examples
     --------
     >>> H = np.array([[0.0], [1.0], [2.0]])
     >>> esvr_dual(H, np.array([1.0, 2.0, 3.0]), 1e8).round(4)
     array([ 1., -1.])
     """
+    H, T, nu = _check_system(H, T, nu)
+    return _finite_result(ridge_solve(augment(H), T, nu, form='dual'), 'the solution of eq. 8')
 
-# %% ../nbs/04_esvr.ipynb #20de4087
+# %% ../nbs/04_esvr.ipynb #19d63730
 def _check_solver(solver):
     if solver not in ('auto', 'primal', 'dual'):
         raise ValueError(f"solver must be 'auto', 'primal' or 'dual', got {solver!r}")
@@ -126,6 +145,7 @@ def _form(solver, m, p):
     "The closed form `solver` stands for: under 'auto', eq. 8 ('dual') iff m < p + 1, the paper's rule."
     return solver if solver != 'auto' else ('dual' if m < p + 1 else 'primal')
 
+# %% ../nbs/04_esvr.ipynb #60fa4404
 def esvr_solve(H, T, nu, solver='auto'):
     """ESVR output weights $u=[w; r]$ by eq. 8 or eq. 9.
 
@@ -194,7 +214,7 @@ def lssvr_solve(K, T, gamma_reg):
     alpha, b = kernel_ridge_with_bias(np.asarray(K, dtype=np.float64), T, gamma_reg)
     return _finite_result(alpha, 'the LS-SVR solution'), _finite_result(b, 'the LS-SVR bias')
 
-# %% ../nbs/04_esvr.ipynb #951b7ff3
+# %% ../nbs/04_esvr.ipynb #82d11212
 _NONFINITE = ("the hidden-layer output contains NaN or infinity: the activation overflowed (e.g. 'exp' on unscaled "
               "inputs); standardise X (StandardScaler) or use a bounded activation such as 'sigmoid'")
 
@@ -210,6 +230,7 @@ def _features(layer, X, check=True):
         raise ValueError(_NONFINITE)
     return H
 
+# %% ../nbs/04_esvr.ipynb #2156ba44
 def _weighted(T, sqrt_weight):
     "Rows of the targets scaled by the square roots of the sample weights."
     if sqrt_weight is None: return T
@@ -220,6 +241,7 @@ def _with_constant(H, constant, sqrt_weight=None):
     sw = np.ones(H.shape[0]) if sqrt_weight is None else sqrt_weight
     return np.column_stack([H * sw[:, None], constant * sw])
 
+# %% ../nbs/04_esvr.ipynb #6941e29f
 def _shifted_features(layer, X, out):
     """`(H, shift)`: $\\Phi(X)$ minus `shift`, the mean of its first rows, written into `out[:len(X)]` by the core's
     cache-blocked `_ufunc_hidden_output` (ufunc activations; any other layer gives a new $\\Phi(X)$ and shift None);
@@ -240,6 +262,7 @@ def _hidden_statistics(layer, X, T, width):
         ne.add(H, T[start:start + step], overwrite_h=True, shift=shift)
     return ne
 
+# %% ../nbs/04_esvr.ipynb #c7203495
 def _bordered(ne, constant):
     """$F^\\top F$ and $F^\\top T$ of $F=[H, c\\,e]$ from the statistics of H alone, without a pass over the rows:
     the constant column has no spread, so $F^\\top F$ is H's centred moment bordered by zeros plus
@@ -252,6 +275,7 @@ def _bordered(ne, constant):
     G = scipy.linalg.blas.dsyr(float(ne.n), np.append(ne.h_mean, constant), a=G, lower=1, overwrite_a=1)
     return G, np.concatenate([ne.cross(), (constant * np.asarray(ne.t_sum))[None]])
 
+# %% ../nbs/04_esvr.ipynb #852867ee
 def _esvr_system(layer, X, T, sample_weight=None):
     """The normal equations of eq. 9, $E^\\top SE$ and $E^\\top ST$ for $E=[\\Phi(X), -e]$, accumulated over row blocks
     by the core's `NormalEquations` (one BLAS `syrk` per block); the $-e$ column is bordered on afterwards, or, with
@@ -267,12 +291,14 @@ def _esvr_system(layer, X, T, sample_weight=None):
                _weighted(T[start:start + step], sw), overwrite_h=True)
     return ne.gram(), ne.cross()
 
+# %% ../nbs/04_esvr.ipynb #691ae2b2
 def _penalised_gram(G, nu):
     "$G + I/\\nu$ in place, after checking that the accumulated Gram matrix is finite (the solve does not again)."
     _check_finite(G, "the Gram matrix E'E (hidden-layer outputs too large: standardise X)")
     G.flat[::G.shape[0] + 1] += 1.0 / nu
     return G
 
+# %% ../nbs/04_esvr.ipynb #5014d260
 def _esvr_weights(layer, X, T, nu, form, sample_weight=None):
     "$u=[w; r]$ of (weighted) ESVR: eq. 9 from blockwise normal equations, or eq. 8 on the whole $E_\\Phi$."
     if form == 'primal':
@@ -288,15 +314,32 @@ def _split_weights(u):
     intercept = -u[-1]
     return u[:-1], (float(intercept) if np.ndim(intercept) == 0 else intercept)
 
-# %% ../nbs/04_esvr.ipynb #28021783
-_LAYER_PARAMS_DOC = """    activation : str or callable, default='sigmoid'
-        Hidden activation, a name of `kelm_nb.core.ACTIVATIONS` or an elementwise callable (the paper: sigmoid).
-    distribution, weight_range, bias_range, weight_scale, bias_scale, random_state
-        The random hidden layer, as in `kelm_nb.core.RandomHiddenLayer`. The default `weight_range='auto'` draws
-        $U(\\pm\\sqrt{3/d})$ (unit-variance pre-activations on standardised inputs); the reproduction of the paper uses
-        weights and biases $U[-1, 1]$ on inputs scaled to $[-1, 1]$. The weight range plays the part of a kernel
-        width (`nbs/papers/04_zhu2014.ipynb` measures it)."""
+# %% ../nbs/04_esvr.ipynb #58ee1279
+_SOLVERS = StrOptions({'auto', 'primal', 'dual'})
+_LAYER_CONSTRAINTS = {name: rule for name, rule in RandomHiddenLayer._parameter_constraints.items()
+                      if name != 'n_hidden'}   # the layer's own rules; n_hidden differs per estimator
 
+def _check_ranges(est):
+    "`weight_range` and `bias_range` of `est`, used or not: 'auto' or a finite (low, high) pair with low <= high."
+    for name in ('weight_range', 'bias_range'):
+        value = getattr(est, name)
+        if isinstance(value, str) and value == 'auto':
+            continue
+        try:
+            low, high = (float(v) for v in value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be 'auto' or a (low, high) pair of numbers, got {value!r}") from None
+        if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+            raise ValueError(f"{name} must be a finite (low, high) pair with low <= high, got {value!r}")
+
+# %% ../nbs/04_esvr.ipynb #0a3cbbf1
+def _validate(est):
+    "Every parameter of `est`: its `_parameter_constraints` (scikit-learn's checks), then the hidden-layer ranges."
+    est._validate_params()
+    if 'weight_range' in est._parameter_constraints:
+        _check_ranges(est)
+
+# %% ../nbs/04_esvr.ipynb #0acf8c45
 class _RandomFeatureRegressor(RegressorMixin, BaseEstimator):
     "Shared plumbing of the estimators of this module: the random hidden layer, chunked predictions, tags."
     def _layer(self):
@@ -327,13 +370,45 @@ class _RandomFeatureRegressor(RegressorMixin, BaseEstimator):
         tags.target_tags.single_output = True
         return tags
 
-class ESVR(_RandomFeatureRegressor):
-    __doc__ = """Extreme support vector regression (Zhu, Miao & Qing): ridge regression of the targets on the
+# %% ../nbs/04_esvr.ipynb #f34f62e1
+class _ESVRFit(_RandomFeatureRegressor):
+    "The fit of `ESVR`: validate, draw the hidden layer, pick eq. 8 or eq. 9, solve for $[w; r]$."
+    @keep_state_on_error
+    def fit(self, X, y, sample_weight=None):
+        """Draw the hidden layer and solve for $[w; r]$ (a failed call leaves a fitted model as it was).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights $s_i$ of the squared errors (weight 2 is the same as repeating the row).
+
+        Returns
+        -------
+        self
+        """
+        _validate(self)
+        X, y = _validate_fit(self, X, y)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+            if np.all(sample_weight == 1.0):
+                sample_weight = None          # unit weights are no weights: the same model, by the unweighted path
+        layer = self._layer()
+        layer = None if layer is None else layer.fit(X)
+        form = _form(self.solver, X.shape[0], X.shape[1] if layer is None else self.n_hidden)
+        u = _esvr_weights(layer, X, np.asarray(y, dtype=np.float64), float(self.nu), form, sample_weight)
+        self.hidden_layer_, self.solver_ = layer, form
+        self.coef_, self.intercept_ = _split_weights(u)
+        return self
+
+# %% ../nbs/04_esvr.ipynb #554ec0eb
+class ESVR(_ESVRFit):
+    """Extreme support vector regression (Zhu, Miao & Qing): ridge regression of the targets on the
     features $E_\\Phi=[\\Phi(x), -1]$ of a random hidden layer, with the bias $r$ penalised like the weights (eq. 7).
 
     $\\min_{w,r}\\ \\frac{\\nu}{2}\\sum_i s_i(\\Phi(x_i)^\\top w - r - t_i)^2 + \\frac12(\\|w\\|^2 + r^2)$, solved by
-    eq. 9
-    (normal equations accumulated over row blocks: memory $O(\\tilde n^2)$ plus one block) or eq. 8.
+    eq. 9 (normal equations accumulated over row blocks: memory $O(\\tilde n^2)$ plus one block) or eq. 8.
 
     Parameters
     ----------
@@ -343,10 +418,16 @@ class ESVR(_RandomFeatureRegressor):
         Regularisation constant $\\nu > 0$: the weight of the squared errors against $\\|[w; r]\\|^2$, the role of C in
         SVR or in `ELMRegressor`. (Not the fraction $\\nu\\in(0, 1]$ of ν-SVR or of `NuOELMClassifier`: the paper's
         letter is kept.)
+    activation : str or callable, default='sigmoid'
+        Hidden activation, a name of `kelm_nb.core.ACTIVATIONS` or an elementwise callable (the paper: sigmoid).
     solver : {'auto', 'primal', 'dual'}, default='auto'
         Eq. 9 ('primal', an $(\\tilde n+1)^2$ system) or eq. 8 ('dual', $m\\times m$); 'auto' takes the smaller,
         full-rank one, eq. 8 iff $m < \\tilde n + 1$.
-""" + _LAYER_PARAMS_DOC + """
+    distribution, weight_range, bias_range, weight_scale, bias_scale, random_state
+        The random hidden layer, as in `kelm_nb.core.RandomHiddenLayer`. The default `weight_range='auto'` draws
+        $U(\\pm\\sqrt{3/d})$ (unit-variance pre-activations on standardised inputs); the reproduction of the paper uses
+        weights and biases $U[-1, 1]$ on inputs scaled to $[-1, 1]$. The weight range plays the part of a kernel
+        width (`nbs/papers/04_zhu2014.ipynb` measures it).
 
     Attributes
     ----------
@@ -367,45 +448,77 @@ class ESVR(_RandomFeatureRegressor):
     >>> ESVR(random_state=0).fit(X, y).score(X, y) > 0.85
     True
     """
+    _parameter_constraints = {**_LAYER_CONSTRAINTS, 'n_hidden': [POSITIVE_INT, None], 'nu': [POSITIVE],
+                              'solver': [_SOLVERS]}
+
     def __init__(self, n_hidden=100, nu=1.0, activation='sigmoid', solver='auto', distribution='uniform',
                  weight_range='auto', bias_range=(-1.0, 1.0), weight_scale='auto', bias_scale=1.0, random_state=None):
         self.n_hidden, self.nu, self.activation, self.solver = n_hidden, nu, activation, solver
         self.distribution, self.weight_range, self.bias_range = distribution, weight_range, bias_range
         self.weight_scale, self.bias_scale, self.random_state = weight_scale, bias_scale, random_state
 
+# %% ../nbs/04_esvr.ipynb #0db09d48
+class _LSSVRFit(RegressorMixin, BaseEstimator):
+    "Fit and prediction of `LSSVR`: the kernel matrix, the bordered system, $k(x, X)\\,\\alpha+b$ in blocks."
+    def _kernel(self, X, Z):
+        K = compute_kernel(X, Z, self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
+        if not np.isfinite(K).all():     # e.g. squared distances of inputs near 1e300 overflow
+            raise ValueError("the kernel matrix contains NaN or infinity (inputs of extreme magnitude?): standardise X")
+        return K
+
     @keep_state_on_error
-    def fit(self, X, y, sample_weight=None):
-        """Draw the hidden layer and solve for $[w; r]$ (a failed call leaves a fitted model as it was).
+    def fit(self, X, y):
+        """Solve the bordered LS-SVR system (a failed call leaves a fitted model as it was).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features), or (n_samples, n_samples) if kernel='precomputed'
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-        sample_weight : array-like of shape (n_samples,), optional
-            Non-negative weights $s_i$ of the squared errors (weight 2 is the same as repeating the row).
 
         Returns
         -------
         self
         """
-        nu = float(check_positive(self.nu, 'nu'))
-        check_positive(self.n_hidden, 'n_hidden', allow_none=True, integer=True)
-        _check_solver(self.solver)
+        _validate(self)
         X, y = _validate_fit(self, X, y)
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
-            if np.all(sample_weight == 1.0):
-                sample_weight = None          # unit weights are no weights: the same model, by the unweighted path
-        layer = self._layer()
-        layer = None if layer is None else layer.fit(X)
-        form = _form(self.solver, X.shape[0], X.shape[1] if layer is None else self.n_hidden)
-        u = _esvr_weights(layer, X, np.asarray(y, dtype=np.float64), nu, form, sample_weight)
-        self.hidden_layer_, self.solver_ = layer, form
-        self.coef_, self.intercept_ = _split_weights(u)
+        n = X.shape[0]
+        if self.kernel == 'precomputed':
+            if X.shape[0] != X.shape[1]:
+                raise ValueError(f"X must be a square (n_samples, n_samples) Gram matrix when kernel='precomputed', "
+                                 f"got shape {X.shape}")
+            K = X
+        else:
+            check_memory(8 * n * n, f"the {n} x {n} kernel matrix of LS-SVR", "fit on a subsample, or use ESVR")
+            K = self._kernel(X, X)
+        self.dual_coef_, self.intercept_ = lssvr_solve(K, y, self.gamma_reg)
+        self.X_fit_ = None if self.kernel == 'precomputed' else X
         return self
 
-# %% ../nbs/04_esvr.ipynb #45e8a184
-class LSSVR(RegressorMixin, BaseEstimator):
+    def predict(self, X):
+        """$k(x, X)\\,\\alpha+b$ for the rows of `X` (kernel blocks of bounded memory).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features), or (n_queries, n_samples) if kernel='precomputed'
+
+        Returns
+        -------
+        ndarray of shape (n_queries,) or (n_queries, n_outputs)
+        """
+        X = _validate_predict(self, X)      # precomputed: n_features_in_ is the number of training rows
+        if self.kernel == 'precomputed':
+            return X @ self.dual_coef_ + self.intercept_
+        return kernel_product(self._kernel, X, self.X_fit_, self.dual_coef_) + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = True
+        tags.input_tags.pairwise = self.kernel == 'precomputed'
+        return tags
+
+# %% ../nbs/04_esvr.ipynb #d6630448
+class LSSVR(_LSSVRFit):
     """Least-squares SVR (Suykens et al. 2002), the paper's second baseline: $f(x)=\\sum_i\\alpha_ik(x,x_i)+b$ from the
     bordered system with an unpenalised bias $b$.
 
@@ -444,73 +557,24 @@ class LSSVR(RegressorMixin, BaseEstimator):
     >>> LSSVR(gamma_reg=10.0).fit(X, y).score(X, y) > 0.9
     True
     """
+    _parameter_constraints = {
+        'gamma_reg': [POSITIVE], 'kernel': [str, callable], 'gamma': [POSITIVE, None],
+        'degree': [Interval(numbers.Real, 0, None, closed='left')],
+        'coef0': [Interval(numbers.Real, None, None, closed='neither')], 'kernel_params': [dict, None]}
+
     def __init__(self, gamma_reg=1.0, kernel='rbf', gamma=None, degree=3, coef0=1.0, kernel_params=None):
         self.gamma_reg, self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params = \
             gamma_reg, kernel, gamma, degree, coef0, kernel_params
 
-    def _kernel(self, X, Z):
-        K = compute_kernel(X, Z, self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params)
-        if not np.isfinite(K).all():     # e.g. squared distances of inputs near 1e300 overflow
-            raise ValueError("the kernel matrix contains NaN or infinity (inputs of extreme magnitude?): standardise X")
-        return K
-
-    @keep_state_on_error
-    def fit(self, X, y):
-        """Solve the bordered LS-SVR system (a failed call leaves a fitted model as it was).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features), or (n_samples, n_samples) if kernel='precomputed'
-        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-
-        Returns
-        -------
-        self
-        """
-        check_positive(self.gamma_reg, 'gamma_reg')
-        X, y = _validate_fit(self, X, y)
-        n = X.shape[0]
-        if self.kernel == 'precomputed':
-            if X.shape[0] != X.shape[1]:
-                raise ValueError(f"X must be a square (n_samples, n_samples) Gram matrix when kernel='precomputed', "
-                                 f"got shape {X.shape}")
-            K = X
-        else:
-            check_memory(8 * n * n, f"the {n} x {n} kernel matrix of LS-SVR", "fit on a subsample, or use ESVR")
-            K = self._kernel(X, X)
-        self.dual_coef_, self.intercept_ = lssvr_solve(K, y, self.gamma_reg)
-        self.X_fit_ = None if self.kernel == 'precomputed' else X
-        return self
-
-    def predict(self, X):
-        """$k(x, X)\\,\\alpha+b$ for the rows of `X` (kernel blocks of bounded memory).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features), or (n_queries, n_samples) if kernel='precomputed'
-
-        Returns
-        -------
-        ndarray of shape (n_queries,) or (n_queries, n_outputs)
-        """
-        X = _validate_predict(self, X)      # precomputed: n_features_in_ is the number of training rows
-        if self.kernel == 'precomputed':
-            return X @ self.dual_coef_ + self.intercept_
-        return kernel_product(self._kernel, X, self.X_fit_, self.dual_coef_) + self.intercept_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        tags.input_tags.pairwise = self.kernel == 'precomputed'
-        return tags
-
-# %% ../nbs/04_esvr.ipynb #4f4b4613
+# %% ../nbs/04_esvr.ipynb #af2742ef
 PAPER_NU_GRID = 2.0 ** np.arange(-25, 26)   # Sec. 4.1: nu (and C) from 2^-25, ..., 2^25
 
 def _as_grid(values, name):
     "A non-empty 1-D float64 array of finite positive numbers, else a ValueError naming `name`."
-    a = np.asarray(values, dtype=np.float64).ravel()
+    try:
+        a = np.asarray(values, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a sequence of positive numbers, got {values!r}") from None
     if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 0):
         raise ValueError(f"{name} must be a non-empty sequence of finite positive numbers, got {values!r}")
     return a
@@ -518,12 +582,14 @@ def _as_grid(values, name):
 def _as_2d(T):
     return T[:, None] if T.ndim == 1 else T
 
+# %% ../nbs/04_esvr.ipynb #b178b396
 def _path_predictions(P, c, W):
     "$P\\,\\mathrm{diag}(W_j)\\,c$ for every row $W_j$ of W, as one GEMM: shape (n, n_grid, k)."
     q, k = c.shape
     C = (W[:, :, None] * c[None]).transpose(1, 0, 2).reshape(q, -1)
     return (P @ C).reshape(P.shape[0], W.shape[0], k)
 
+# %% ../nbs/04_esvr.ipynb #70f12036
 def esvr_nu_path(H_train, t_train, H_val, nus):
     """ESVR's validation predictions for every $\\nu$ of a grid from one thin SVD $E_\\Phi=U\\Sigma V^\\top$:
     $u(\\nu)=V\\,\\mathrm{diag}\\big(\\sigma_i/(\\sigma_i^2+1/\\nu)\\big)\\,U^\\top T$.
@@ -560,6 +626,7 @@ def esvr_nu_path(H_train, t_train, H_val, nus):
     P = _finite_result(_path_predictions(augment(H_val) @ Vt.T, U.T @ _as_2d(T), F), 'the path')
     return P[..., 0] if T.ndim == 1 else P
 
+# %% ../nbs/04_esvr.ipynb #0fea79e8
 def lssvr_path(K_train, t_train, K_val, gamma_regs):
     """LS-SVR's validation predictions for every regularisation constant from one eigendecomposition
     $K=Q\\Lambda Q^\\top$: $M^{-1}=Q\\,\\mathrm{diag}\\big(1/(\\lambda_i+1/\\gamma)\\big)Q^\\top$.
@@ -601,7 +668,7 @@ def lssvr_path(K_train, t_train, K_val, gamma_regs):
     P = _finite_result(np.einsum('vm,gmk->vgk', K_val, alpha) + b[None], 'the path')
     return P[..., 0] if T.ndim == 1 else P
 
-# %% ../nbs/04_esvr.ipynb #a1d4efec
+# %% ../nbs/04_esvr.ipynb #1951cd5e
 _DEFAULT_GRID = (0.1, 1.0, 10.0)   # as RidgeCV's alphas: wider default grids pick badly on small noisy sets
 
 def _eig_path(G, R, lams):
@@ -610,80 +677,104 @@ def _eig_path(G, R, lams):
     s, V = scipy.linalg.eigh(G, overwrite_a=True, check_finite=False)
     return V, V.T @ R, 1.0 / (np.maximum(s, 0.0)[None, :] + lams[:, None])
 
+# %% ../nbs/04_esvr.ipynb #64dc70f0
 def _loo_squared_errors(T2, Y, d):
     "Leave-one-out residuals $(t_i-\\hat y_i)/(1-S_{ii})$ squared and summed over outputs; inf where $S_{ii}\\ge1$."
     with np.errstate(divide='ignore', invalid='ignore'):
         e = (T2[:, None, :] - Y) / (1.0 - d)[:, :, None]
     return np.where(d < 1.0, (e ** 2).sum(axis=2), np.inf)
 
+# %% ../nbs/04_esvr.ipynb #17b020b3
+def _path_system(layer, X, T, width, constant):
+    """`(G, R, f_mean, t_mean)`: Gram matrix and right-hand sides of the features on rows X, bordered with the constant
+    column, or centred when `constant` is None (a free intercept)."""
+    ne = _hidden_statistics(layer, X, T, width)
+    if constant is None:
+        return ne.gram(centered=True), ne.cross(centered=True), ne.h_mean, ne.t_mean
+    G, R = _bordered(ne, constant)
+    return G, R, None, 0.0
+
+# %% ../nbs/04_esvr.ipynb #2909ef3b
+def _project(H, V, f_mean, constant):
+    "$FV$ for a block of hidden outputs: $(H-\\bar h)V$, or $[H, c]V = HV_{:L} + c\\,V_L$ (no wider copy of H)."
+    return (H - f_mean) @ V if constant is None else H @ V[:-1] + constant * V[-1]
+
+def _dual_features(H, constant, mean=None):
+    "The whole feature matrix for the n x n kernel: H centred (on `mean`), or $[H, c]$."
+    return H - (H.mean(axis=0) if mean is None else mean) if constant is None else _with_constant(H, constant)
+
+# %% ../nbs/04_esvr.ipynb #1c4ed7b1
+def _loo_mse_primal(layer, X, T, lams, width, constant):
+    """Exact leave-one-out MSE for every penalty (PRESS / n) from one `eigh` of $F^\\top F$ and two passes over row
+    blocks: the hat matrix $S=F(F^\\top F+\\lambda I)^{-1}F^\\top$ (plus $ee^\\top/n$ with an intercept) gives the LOO
+    residual $(t_i-\\hat y_i)/(1-S_{ii})$ in closed form. Returns the curve and the `(G, R)` it accumulated."""
+    T2 = _as_2d(T)
+    n, k = T2.shape
+    h_center = 1.0 / n if constant is None else 0.0
+    G, R, f_mean, t_mean = _path_system(layer, X, T, width, constant)
+    V, c, W = _eig_path(G.copy(), _as_2d(R), lams)
+    press = np.zeros(len(lams))
+    for rows in row_chunks(n, 8 * (2 * V.shape[0] + len(lams) * (k + 1))):
+        P = _project(_features(layer, X[rows]), V, f_mean, constant)
+        Y = _path_predictions(P, c, W) + t_mean
+        press += _loo_squared_errors(T2[rows], Y, (P * P) @ W.T + h_center).sum(axis=0)
+    return press / (n * k), (G, R)
+
+# %% ../nbs/04_esvr.ipynb #32804785
+def _loo_mse_dual(layer, X, T, lams, constant):
+    "The leave-one-out MSE of `_loo_mse_primal` from one `eigh` of the n x n kernel $FF^\\top$."
+    T2 = _as_2d(T)
+    n, k = T2.shape
+    h_center = 1.0 / n if constant is None else 0.0
+    F = _dual_features(_features(layer, X), constant)
+    t_mean = T2.mean(axis=0) if constant is None else 0.0
+    mu, Q = scipy.linalg.eigh(F @ F.T, overwrite_a=True, check_finite=False)
+    mu = np.maximum(mu, 0.0)
+    S = mu[None, :] / (mu[None, :] + lams[:, None])    # eigenvalues of the hat matrix for every penalty
+    Y = _path_predictions(Q, Q.T @ (T2 - t_mean), S) + t_mean
+    return _loo_squared_errors(T2, Y, (Q * Q) @ S.T + h_center).sum(axis=0) / (n * k)
+
+# %% ../nbs/04_esvr.ipynb #4045c5ad
+def _split_mse(layer, X, T, train, test, lams, width, constant):
+    "Validation MSE on `test` for every penalty, trained on `train`: one eigendecomposition."
+    T2 = _as_2d(T)
+    H_te = _features(layer, X[test])
+    if len(train) >= width + (constant is not None):
+        G, R, f_mean, t_mean = _path_system(layer, X[train], T2[train], width, constant)
+        V, c, W = _eig_path(G, _as_2d(R), lams)
+        Y = _path_predictions(_project(H_te, V, f_mean, constant), c, W) + t_mean
+    else:
+        H_tr = _features(layer, X[train])
+        mean = H_tr.mean(axis=0)
+        F_tr, F_te = _dual_features(H_tr, constant, mean), _dual_features(H_te, constant, mean)
+        t_mean = T2[train].mean(axis=0) if constant is None else 0.0
+        mu, Q = scipy.linalg.eigh(F_tr @ F_tr.T, check_finite=False)
+        W = 1.0 / (np.maximum(mu, 0.0)[None, :] + lams[:, None])
+        Y = _path_predictions(F_te @ (F_tr.T @ Q), Q.T @ (T2[train] - t_mean), W) + t_mean
+    return ((T2[test][:, None, :] - Y) ** 2).mean(axis=(0, 2))
+
+# %% ../nbs/04_esvr.ipynb #05265697
 class _RidgePathCV(_RandomFeatureRegressor):
     """Shared machinery of `ESVRCV` and `ELMRegressorCV`: ridge regression on random features for a whole grid of
     penalties from one eigendecomposition per split.
 
-    Subclasses set `_constant` (ESVR: the features are $F=[\\Phi(x), -1]$, the bias penalised) or `_center` (the ELM:
-    $F=\\Phi(x)$ with an unpenalised intercept, features and targets centred), and `_grid_param` / `_chosen`."""
-    _constant, _center, _grid_param, _chosen = -1.0, False, 'nus', 'nu_'
+    Subclasses set `_constant` (ESVR: -1, the features are $F=[\\Phi(x), -1]$, the bias penalised; the ELM: None,
+    $F=\\Phi(x)$ with an unpenalised intercept, features and targets centred), `_grid_param`, `_chosen` and `_refit`."""
+    _constant, _grid_param, _chosen = -1.0, 'nus', 'nu_'
 
     def _n_hidden(self, X):
         return X.shape[1] if self.n_hidden is None else self.n_hidden
 
-    def _system(self, layer, X, T):
-        "`(G, R, f_mean, t_mean)`: Gram matrix and right-hand sides of the features on rows X (centred: intercept)."
-        ne = _hidden_statistics(layer, X, T, self._n_hidden(X))
-        if self._center:
-            return ne.gram(centered=True), ne.cross(centered=True), ne.h_mean, ne.t_mean
-        G, R = _bordered(ne, self._constant)
-        return G, R, None, 0.0
-
-    def _project(self, H, V, f_mean):
-        "$FV$ for a block of hidden outputs: $(H-\\bar h)V$, or $[H, c]V = HV_{:L} + c\\,V_L$ (no wider copy of H)."
-        return (H - f_mean) @ V if self._center else H @ V[:-1] + self._constant * V[-1]
-
-    def _dual_features(self, H, mean=None):
-        "The whole feature matrix for the n x n kernel: H centred (on `mean`), or $[H, c]$."
-        return H - (H.mean(axis=0) if mean is None else mean) if self._center else _with_constant(H, self._constant)
-
-    def _loo_mse(self, layer, X, T, lams):
-        """Exact leave-one-out MSE for every penalty (PRESS / n): the hat matrix $S=F(F^\\top F+\\lambda I)^{-1}F^\\top$
-        (plus $ee^\\top/n$ with an intercept) gives the LOO residual $(t_i-\\hat y_i)/(1-S_{ii})$ in closed form.
-        Returns the curve and, in the primal case, the `(G, R)` it accumulated."""
-        T2 = _as_2d(T)
-        n, k = T2.shape
-        h_center = 1.0 / n if self._center else 0.0
-        if n >= self._n_hidden(X) + (not self._center):   # primal: eigh of F'F, two passes over row blocks
-            G, R, f_mean, t_mean = self._system(layer, X, T)
-            V, c, W = _eig_path(G.copy(), _as_2d(R), lams)
-            press = np.zeros(len(lams))
-            for rows in row_chunks(n, 8 * (2 * V.shape[0] + len(lams) * (k + 1))):
-                P = self._project(_features(layer, X[rows]), V, f_mean)
-                Y = _path_predictions(P, c, W) + t_mean
-                press += _loo_squared_errors(T2[rows], Y, (P * P) @ W.T + h_center).sum(axis=0)
-            return press / (n * k), (G, R)
-        F = self._dual_features(_features(layer, X))       # dual: eigh of the n x n kernel FF'
-        t_mean = T2.mean(axis=0) if self._center else 0.0
-        mu, Q = scipy.linalg.eigh(F @ F.T, overwrite_a=True, check_finite=False)
-        mu = np.maximum(mu, 0.0)
-        S = mu[None, :] / (mu[None, :] + lams[:, None])    # eigenvalues of the hat matrix for every penalty
-        Y = _path_predictions(Q, Q.T @ (T2 - t_mean), S) + t_mean
-        return _loo_squared_errors(T2, Y, (Q * Q) @ S.T + h_center).sum(axis=0) / (n * k), None
-
-    def _split_mse(self, layer, X, T, train, test, lams):
-        "Validation MSE on `test` for every penalty, trained on `train`: one eigendecomposition."
-        T2 = _as_2d(T)
-        H_te = _features(layer, X[test])
-        if len(train) >= self._n_hidden(X) + (not self._center):
-            G, R, f_mean, t_mean = self._system(layer, X[train], T2[train])
-            V, c, W = _eig_path(G, _as_2d(R), lams)
-            Y = _path_predictions(self._project(H_te, V, f_mean), c, W) + t_mean
-        else:
-            H_tr = _features(layer, X[train])
-            mean = H_tr.mean(axis=0)
-            F_tr, F_te = self._dual_features(H_tr, mean), self._dual_features(H_te, mean)
-            t_mean = T2[train].mean(axis=0) if self._center else 0.0
-            mu, Q = scipy.linalg.eigh(F_tr @ F_tr.T, check_finite=False)
-            W = 1.0 / (np.maximum(mu, 0.0)[None, :] + lams[:, None])
-            Y = _path_predictions(F_te @ (F_tr.T @ Q), Q.T @ (T2[train] - t_mean), W) + t_mean
-        return ((T2[test][:, None, :] - Y) ** 2).mean(axis=(0, 2))
+    def _grid_mse(self, layer, X, T, lams):
+        "Validation MSE of every penalty (leave-one-out, or the mean over the splits of `cv`) and the LOO `(G, R)`."
+        width = self._n_hidden(X)
+        if self.cv is not None:
+            splits = list(check_cv(self.cv).split(X, T))
+            return np.mean([_split_mse(layer, X, T, tr, te, lams, width, self._constant) for tr, te in splits],
+                           axis=0), None
+        if X.shape[0] >= width + (self._constant is not None):
+            return _loo_mse_primal(layer, X, T, lams, width, self._constant)
+        return _loo_mse_dual(layer, X, T, lams, self._constant), None
 
     @keep_state_on_error
     def fit(self, X, y):
@@ -698,20 +789,14 @@ class _RidgePathCV(_RandomFeatureRegressor):
         -------
         self
         """
+        _validate(self)
         values = getattr(self, self._grid_param)
         grid = _as_grid(_DEFAULT_GRID if values is None else values, self._grid_param)
-        check_positive(self.n_hidden, 'n_hidden', allow_none=self._constant is not None, integer=True)
-        self._check_params()
         X, y = _validate_fit(self, X, y)
         T = np.asarray(y, dtype=np.float64)
         layer = self._layer()
         layer = None if layer is None else layer.fit(X)
-        lams, system = 1.0 / grid, None
-        if self.cv is None:
-            mse, system = self._loo_mse(layer, X, T, lams)
-        else:
-            splits = list(check_cv(self.cv).split(X, T))
-            mse = np.mean([self._split_mse(layer, X, T, tr, te, lams) for tr, te in splits], axis=0)
+        mse, system = self._grid_mse(layer, X, T, 1.0 / grid)
         best = int(np.argmin(mse))                       # the first of equal scores, as GridSearchCV does
         self.hidden_layer_, self.mse_path_, self.best_score_ = layer, mse, -float(mse[best])
         setattr(self, self._grid_param + '_', grid)
@@ -719,23 +804,17 @@ class _RidgePathCV(_RandomFeatureRegressor):
         self._refit(layer, X, T, float(grid[best]), system)
         return self
 
-_CV_DOC = """
-    cv : None, int or cross-validation splitter, default=None
-        None: the exact leave-one-out error of every grid value in closed form (PRESS, as `RidgeCV`); an int k:
-        `KFold(k)` (unshuffled, as `GridSearchCV`); or any scikit-learn splitter. One eigendecomposition of the
-        $q\\times q$ Gram matrix (or of the $n\\times n$ kernel when $n < q$) per split scores the whole grid."""
-_CV_ATTRS_DOC = """    mse_path_ : ndarray of shape (n_grid,)
-        Mean validation MSE of every grid value (leave-one-out: PRESS / n_samples; k-fold: mean of the folds'
-        MSEs, which is GridSearchCV's `-mean_test_score` with scoring='neg_mean_squared_error').
-    best_score_ : float
-        `-mse_path_` at the chosen value.
-    hidden_layer_ : RandomHiddenLayer or None
-    coef_ : ndarray of shape (n_hidden,) or (n_hidden, n_outputs)
-    intercept_ : float or ndarray of shape (n_outputs,)
-    n_features_in_ : int"""
+# %% ../nbs/04_esvr.ipynb #69cd3aed
+def _esvr_refit(layer, X, T, nu, system, solver, width):
+    "`(u, form)` of ESVR on all rows for the chosen `nu`; the LOO system `(G, R)`, when given, is eq. 9's."
+    form = _form(solver, X.shape[0], width)
+    if system is not None and form == 'primal':    # the LOO pass accumulated exactly ESVR's normal equations
+        return _spd_solve_checked(_penalised_gram(system[0], nu), system[1], overwrite_a=True), form
+    return _esvr_weights(layer, X, T, nu, form), form
 
+# %% ../nbs/04_esvr.ipynb #77d8e821
 class ESVRCV(_RidgePathCV):
-    __doc__ = """ESVR with $\\nu$ chosen by cross-validation without refitting, as `RidgeCV` does for ridge regression.
+    """ESVR with $\\nu$ chosen by cross-validation without refitting, as `RidgeCV` does for ridge regression.
 
     Parameters
     ----------
@@ -744,18 +823,33 @@ class ESVRCV(_RidgePathCV):
         grid $2^{-25},\\dots,2^{25}$ is `PAPER_NU_GRID`: the whole grid costs little more than three values, but on
         small, noisy sets its choice varies so much that the test error suffers (measured in Section 8).
     n_hidden : int or None, default=100
-        Number of hidden nodes (None: linear ESVR).""" + _CV_DOC + """
+        Number of hidden nodes (None: linear ESVR).
+    cv : None, int or cross-validation splitter, default=None
+        None: the exact leave-one-out error of every grid value in closed form (PRESS, as `RidgeCV`); an int k:
+        `KFold(k)` (unshuffled, as `GridSearchCV`); or any scikit-learn splitter. One eigendecomposition of the
+        $q\\times q$ Gram matrix (or of the $n\\times n$ kernel when $n < q$) per split scores the whole grid.
+    activation : str or callable, default='sigmoid'
+        Hidden activation, a name of `kelm_nb.core.ACTIVATIONS` or an elementwise callable.
     solver : {'auto', 'primal', 'dual'}, default='auto'
         Form of the final fit, as in `ESVR`.
-""" + _LAYER_PARAMS_DOC + """
+    distribution, weight_range, bias_range, weight_scale, bias_scale, random_state
+        The random hidden layer, as in `kelm_nb.core.RandomHiddenLayer` and `ESVR`.
 
     Attributes
     ----------
     nu_ : float
         The chosen $\\nu$; the fitted model is `ESVR(nu=nu_)` with the same hidden layer.
     nus_ : ndarray of shape (n_grid,)
-""" + _CV_ATTRS_DOC + """
+    mse_path_ : ndarray of shape (n_grid,)
+        Mean validation MSE of every grid value (leave-one-out: PRESS / n_samples; k-fold: mean of the folds'
+        MSEs, which is GridSearchCV's `-mean_test_score` with scoring='neg_mean_squared_error').
+    best_score_ : float
+        `-mse_path_` at the chosen value.
+    hidden_layer_ : RandomHiddenLayer or None
+    coef_ : ndarray of shape (n_hidden,) or (n_hidden, n_outputs)
+    intercept_ : float or ndarray of shape (n_outputs,)
     solver_ : {'primal', 'dual'}
+    n_features_in_ : int
 
     Examples
     --------
@@ -765,7 +859,9 @@ class ESVRCV(_RidgePathCV):
     >>> model.mse_path_.shape, bool(model.nu_ in model.nus_)
     ((51,), True)
     """
-    _constant, _center, _grid_param, _chosen = -1.0, False, 'nus', 'nu_'
+    _parameter_constraints = {**_LAYER_CONSTRAINTS, 'nus': ['array-like', POSITIVE, None], 'cv': ['cv_object'],
+                              'n_hidden': [POSITIVE_INT, None], 'solver': [_SOLVERS]}
+    _constant, _grid_param, _chosen = -1.0, 'nus', 'nu_'
 
     def __init__(self, nus=None, n_hidden=100, cv=None, activation='sigmoid', solver='auto', distribution='uniform',
                  weight_range='auto', bias_range=(-1.0, 1.0), weight_scale='auto', bias_scale=1.0, random_state=None):
@@ -773,20 +869,13 @@ class ESVRCV(_RidgePathCV):
         self.distribution, self.weight_range, self.bias_range = distribution, weight_range, bias_range
         self.weight_scale, self.bias_scale, self.random_state = weight_scale, bias_scale, random_state
 
-    def _check_params(self):
-        _check_solver(self.solver)
-
     def _refit(self, layer, X, T, nu, system):
-        form = _form(self.solver, X.shape[0], self._n_hidden(X))
-        if system is not None and form == 'primal':    # the LOO pass accumulated exactly ESVR's normal equations
-            u = _spd_solve_checked(_penalised_gram(system[0], nu), system[1], overwrite_a=True)
-        else:
-            u = _esvr_weights(layer, X, T, nu, form)
-        self.solver_ = form
+        u, self.solver_ = _esvr_refit(layer, X, T, nu, system, self.solver, self._n_hidden(X))
         self.coef_, self.intercept_ = _split_weights(u)
 
+# %% ../nbs/04_esvr.ipynb #ab3f6a02
 class ELMRegressorCV(_RidgePathCV):
-    __doc__ = """`kelm_nb.core.ELMRegressor` (free intercept) with C chosen by cross-validation without refitting.
+    """`kelm_nb.core.ELMRegressor` (free intercept) with C chosen by cross-validation without refitting.
 
     Parameters
     ----------
@@ -794,15 +883,30 @@ class ELMRegressorCV(_RidgePathCV):
         The grid of C (output weights minimise $\\|H\\beta - T\\|^2 + \\|\\beta\\|^2/C$ with a free intercept); None is
         (0.1, 1, 10), as `RidgeCV`'s alphas.
     n_hidden : int, default=100
-        Number of hidden nodes.""" + _CV_DOC + """
-""" + _LAYER_PARAMS_DOC + """
+        Number of hidden nodes.
+    cv : None, int or cross-validation splitter, default=None
+        None: the exact leave-one-out error of every grid value in closed form (PRESS, as `RidgeCV`); an int k:
+        `KFold(k)` (unshuffled, as `GridSearchCV`); or any scikit-learn splitter. One eigendecomposition of the
+        $q\\times q$ Gram matrix (or of the $n\\times n$ kernel when $n < q$) per split scores the whole grid.
+    activation : str or callable, default='sigmoid'
+        Hidden activation, a name of `kelm_nb.core.ACTIVATIONS` or an elementwise callable.
+    distribution, weight_range, bias_range, weight_scale, bias_scale, random_state
+        The random hidden layer, as in `kelm_nb.core.RandomHiddenLayer`.
 
     Attributes
     ----------
     C_ : float
         The chosen C; the fitted model is `ELMRegressor(C=C_)` with the same hidden layer.
     Cs_ : ndarray of shape (n_grid,)
-""" + _CV_ATTRS_DOC + """
+    mse_path_ : ndarray of shape (n_grid,)
+        Mean validation MSE of every grid value (leave-one-out: PRESS / n_samples; k-fold: mean of the folds'
+        MSEs, which is GridSearchCV's `-mean_test_score` with scoring='neg_mean_squared_error').
+    best_score_ : float
+        `-mse_path_` at the chosen value.
+    hidden_layer_ : RandomHiddenLayer
+    coef_ : ndarray of shape (n_hidden,) or (n_hidden, n_outputs)
+    intercept_ : float or ndarray of shape (n_outputs,)
+    n_features_in_ : int
 
     Examples
     --------
@@ -811,16 +915,15 @@ class ELMRegressorCV(_RidgePathCV):
     >>> ELMRegressorCV(n_hidden=50, cv=5, random_state=0).fit(X, y).score(X, y) > 0.8
     True
     """
-    _constant, _center, _grid_param, _chosen = None, True, 'Cs', 'C_'
+    _parameter_constraints = {**_LAYER_CONSTRAINTS, 'Cs': ['array-like', POSITIVE, None], 'cv': ['cv_object'],
+                              'n_hidden': [POSITIVE_INT]}
+    _constant, _grid_param, _chosen = None, 'Cs', 'C_'
 
     def __init__(self, Cs=None, n_hidden=100, cv=None, activation='sigmoid', distribution='uniform',
                  weight_range='auto', bias_range=(-1.0, 1.0), weight_scale='auto', bias_scale=1.0, random_state=None):
         self.Cs, self.n_hidden, self.cv, self.activation = Cs, n_hidden, cv, activation
         self.distribution, self.weight_range, self.bias_range = distribution, weight_range, bias_range
         self.weight_scale, self.bias_scale, self.random_state = weight_scale, bias_scale, random_state
-
-    def _check_params(self):
-        pass
 
     def _refit(self, layer, X, T, C, system):
         self.coef_, self.intercept_ = _elm_solution(layer, X, T, C, True)

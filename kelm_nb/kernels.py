@@ -20,7 +20,7 @@ from sklearn.svm import SVR
 from sklearn.utils._param_validation import Interval, Options
 from sklearn.utils.validation import _check_sample_weight
 
-from .core import (RandomHiddenLayer, _check_bool, _validate_fit, _validate_predict, check_array_2d,
+from .core import (POSITIVE, RandomHiddenLayer, _check_bool, _validate_fit, _validate_predict, check_array_2d,
                           check_memory, check_positive, keep_state_on_error, kernel_product, register_kernel)
 
 # %% ../nbs/03_kernels.ipynb #8ee4b473
@@ -45,6 +45,7 @@ def _check_finite_features(H, what):
         raise ValueError(f"the hidden-layer outputs of {what} contain NaN or infinity (an activation overflowed): "
                          "rescale the inputs or choose a bounded activation such as 'erf'")
 
+# %% ../nbs/03_kernels.ipynb #13d79789
 def elm_kernel(X, Z=None, n_hidden=1000, activation='erf', distribution='normal', weight_scale=1.0,
                bias_scale=1.0, weight_range=(-1.0, 1.0), bias_range=(-1.0, 1.0), random_state=0):
     """Finite-p ELM kernel (eq. 12): $k(x, z \\mid p) = \\langle\\phi(x), \\phi(z)\\rangle / p$.
@@ -99,7 +100,7 @@ def elm_kernel(X, Z=None, n_hidden=1000, activation='erf', distribution='normal'
                          "rescale the inputs or choose a bounded activation such as 'erf'")
     return K.astype(_out_dtype(X, Z), copy=False)
 
-# %% ../nbs/03_kernels.ipynb #e5f0d0b7
+# %% ../nbs/03_kernels.ipynb #35decfe8
 # Cephes (S. L. Moshier) asin.c coefficients: asin(x) = x + x^3 P(x^2)/Q(x^2) on |x| <= 0.625,
 # asin(1 - z) = pi/2 - sqrt(2z) (1 + z R(z)/S(z)) above.
 _P0, _P1, _P2, _P3, _P4, _P5 = (4.253011369004428248960e-3, -6.019598008014123785661e-1, 5.444622390564711410273e0,
@@ -132,6 +133,7 @@ def _asin(x):
         z = a * z + a
     return z if x >= 0.0 else -z
 
+# %% ../nbs/03_kernels.ipynb #1425ac3f
 @njit(cache=True, error_model='numpy')
 def _asin_clipped(x):
     "arcsin of each entry of the 1-D float64 array x clipped to [-1, 1], with the inlined Cephes arcsin (a new array)."
@@ -140,7 +142,48 @@ def _asin_clipped(x):
         out[i] = _asin(min(max(x[i], -1.0), 1.0))
     return out
 
-# %% ../nbs/03_kernels.ipynb #ff07b980
+# %% ../nbs/03_kernels.ipynb #1522ed04
+SIGMA_W_MIN = 1e-100
+_BIG = 2.0 ** 255   # rows with an entry beyond this are scaled down by a power of two before any product
+
+def _half_inverse_variance(sigma_w):
+    "a = 1 / (2 sigma_w^2) of eq. 15 (0 for sigma_w = inf), after checking sigma_w."
+    if isinstance(sigma_w, bool) or not isinstance(sigma_w, numbers.Real):
+        raise TypeError(f"sigma_w must be a real number, got {sigma_w!r} of type {type(sigma_w).__name__}")
+    if not sigma_w >= SIGMA_W_MIN:       # also rejects NaN
+        raise ValueError(f"sigma_w must be >= {SIGMA_W_MIN:g} (np.inf allowed), got {sigma_w!r}; below it "
+                         "1/(2 sigma_w^2) leaves float64, and the normalised kernel is already the cosine of (1, x)")
+    s = float(sigma_w)
+    return 0.0 if math.isinf(s) else 1.0 / (2.0 * (s * s))   # s * s: inf, not OverflowError, for s > 1e154
+
+# %% ../nbs/03_kernels.ipynb #4decd94d
+def _scaled_rows(X):
+    """(U, e) with U = diag(e) X: rows holding an entry beyond 2^255 are divided by a power of two m (exact) so that
+    their entries are at most 1, e = 1/m (1 elsewhere). Products and squared norms of U cannot overflow."""
+    amax = np.abs(X).max(axis=1)
+    big = amax > _BIG
+    e = np.ones(X.shape[0])
+    if not big.any():
+        return X, e
+    e[big] = np.ldexp(1.0, -np.frexp(amax[big])[1])
+    return X * e[:, None], e
+
+# %% ../nbs/03_kernels.ipynb #fc827805
+def _asymptotic_factors(X, a, normalize):
+    """(U, e, s, d) of the rows of float64 X for eq. 15/16: U = diag(e) X, s_i = (a e_i^2 + e_i^2 + |u_i|^2)^-1/2
+    (= e_i (a + 1 + |x_i|^2)^-1/2), d_i = arcsin(r_ii)^-1/2 if normalised else sqrt(2/pi)."""
+    U, e = _scaled_rows(X)
+    sq = np.einsum('ij,ij->i', U, U)
+    e2 = e * e
+    denom = (a + 1.0) * e2 + sq
+    s = 1.0 / np.sqrt(denom)
+    if normalize:
+        d = 1.0 / np.sqrt(_asin_clipped((e2 + sq) / denom))
+    else:
+        d = np.full_like(s, math.sqrt(2.0 / math.pi))
+    return U, e, s, d
+
+# %% ../nbs/03_kernels.ipynb #1b360013
 @njit(cache=True, inline='always', error_model='numpy')
 def _asymptotic_row(row, ei, si, di, e, s, d):
     """One row of eq. 15/16 in place: row[j] <- clip(arcsin(clip((e_i e_j + row[j]) s_i s_j)) d_i d_j).
@@ -151,6 +194,7 @@ def _asymptotic_row(row, ei, si, di, e, s, d):
         r = min(max((ei * e[j] + row[j]) * (si * s[j]), -1.0), 1.0)
         row[j] = min(max(_asin(r) * (di * d[j]), -1.0), 1.0)   # |k| <= 1 (Cauchy-Schwarz), also after rounding
 
+# %% ../nbs/03_kernels.ipynb #da363045
 @njit(cache=True, error_model='numpy', parallel=True)
 def _asymptotic_rect_parallel(G, ex, sx, dx, ez, sz, dz):
     "k(X, Z) from G = U V^T in place, rows in parallel."
@@ -165,6 +209,12 @@ def _asymptotic_rect_serial(G, ex, sx, dx, ez, sz, dz):
         _asymptotic_row(G[i], ex[i], sx[i], dx[i], ez, sz, dz)
     return G
 
+_PARALLEL_MIN = 1 << 20   # Gram matrices with fewer entries (about 1000 x 1000) are computed on one thread
+
+def _parallel(G):
+    return G.size >= _PARALLEL_MIN
+
+# %% ../nbs/03_kernels.ipynb #94a21d0c
 _TILE = 32   # tiles of 32 x 32 float64 (8 KB) are computed and mirrored while in L1
 
 @njit(cache=True, inline='always')
@@ -177,6 +227,7 @@ def _tile_of_pair(p):
         bi += 1
     return bi, p - bi * (bi + 1) // 2
 
+# %% ../nbs/03_kernels.ipynb #fd6c2d63
 @njit(cache=True, inline='always', error_model='numpy')
 def _asymptotic_tile(G, p, e, s, d):
     "Tile pair p of k(X, X): evaluate its lower part row by row (vectorised), then mirror it while it is in cache."
@@ -207,50 +258,7 @@ def _asymptotic_sym_serial(G, e, s, d):
         _asymptotic_tile(G, p, e, s, d)
     return G
 
-_PARALLEL_MIN = 1 << 20   # Gram matrices with fewer entries (about 1000 x 1000) are computed on one thread
-
-def _parallel(G):
-    return G.size >= _PARALLEL_MIN
-
-# %% ../nbs/03_kernels.ipynb #c9c6df48
-SIGMA_W_MIN = 1e-100
-_BIG = 2.0 ** 255   # rows with an entry beyond this are scaled down by a power of two before any product
-
-def _half_inverse_variance(sigma_w):
-    "a = 1 / (2 sigma_w^2) of eq. 15 (0 for sigma_w = inf), after checking sigma_w."
-    if isinstance(sigma_w, bool) or not isinstance(sigma_w, numbers.Real):
-        raise TypeError(f"sigma_w must be a real number, got {sigma_w!r} of type {type(sigma_w).__name__}")
-    if not sigma_w >= SIGMA_W_MIN:       # also rejects NaN
-        raise ValueError(f"sigma_w must be >= {SIGMA_W_MIN:g} (np.inf allowed), got {sigma_w!r}; below it "
-                         "1/(2 sigma_w^2) leaves float64, and the normalised kernel is already the cosine of (1, x)")
-    s = float(sigma_w)
-    return 0.0 if math.isinf(s) else 1.0 / (2.0 * (s * s))   # s * s: inf, not OverflowError, for s > 1e154
-
-def _scaled_rows(X):
-    """(U, e) with U = diag(e) X: rows holding an entry beyond 2^255 are divided by a power of two m (exact) so that
-    their entries are at most 1, e = 1/m (1 elsewhere). Products and squared norms of U cannot overflow."""
-    amax = np.abs(X).max(axis=1)
-    big = amax > _BIG
-    e = np.ones(X.shape[0])
-    if not big.any():
-        return X, e
-    e[big] = np.ldexp(1.0, -np.frexp(amax[big])[1])
-    return X * e[:, None], e
-
-def _asymptotic_factors(X, a, normalize):
-    """(U, e, s, d) of the rows of float64 X for eq. 15/16: U = diag(e) X, s_i = (a e_i^2 + e_i^2 + |u_i|^2)^-1/2
-    (= e_i (a + 1 + |x_i|^2)^-1/2), d_i = arcsin(r_ii)^-1/2 if normalised else sqrt(2/pi)."""
-    U, e = _scaled_rows(X)
-    sq = np.einsum('ij,ij->i', U, U)
-    e2 = e * e
-    denom = (a + 1.0) * e2 + sq
-    s = 1.0 / np.sqrt(denom)
-    if normalize:
-        d = 1.0 / np.sqrt(_asin_clipped((e2 + sq) / denom))
-    else:
-        d = np.full_like(s, math.sqrt(2.0 / math.pi))
-    return U, e, s, d
-
+# %% ../nbs/03_kernels.ipynb #36ac5a94
 def _asymptotic_cross(P, Q):
     "k(X, Z) from the factors P of X and Q of Z (`_asymptotic_factors`): one GEMM and one pass."
     U, ex, sx, dx = P
@@ -270,6 +278,7 @@ def _asymptotic_symmetric(P, normalize):
         np.fill_diagonal(G, 1.0)
     return G
 
+# %% ../nbs/03_kernels.ipynb #ee1e8232
 def _is_row_pair(X, Z):
     "True for two 1-D rows (scikit-learn calls a callable kernel of KernelRidge or pairwise_kernels that way)."
     return Z is not None and np.ndim(X) == 1 and np.ndim(Z) == 1
@@ -323,7 +332,7 @@ def asymptotic_elm_kernel(X, Z=None, sigma_w=1.0, normalize=True):
         G = _asymptotic_cross(P, _asymptotic_factors(Z.astype(np.float64, copy=False), a, normalize))
     return G.astype(dtype, copy=False)
 
-# %% ../nbs/03_kernels.ipynb #daaff2e6
+# %% ../nbs/03_kernels.ipynb #34389bb9
 def _positive_diagonal(values, name, length):
     v = check_array_2d(np.asarray(values).reshape(-1, 1), name).ravel().astype(np.float64)
     if v.shape[0] != length:
@@ -331,6 +340,13 @@ def _positive_diagonal(values, name, length):
     if not np.all(v > 0):
         raise ValueError(f"{name} must be positive (self-similarities k(x, x) of a valid kernel)")
     return v
+
+def _finite_normalised(out):
+    "`out`, or a ValueError when it overflowed: a kernel matrix has |K_ij| <= sqrt(k(x_i, x_i) k(z_j, z_j))."
+    if not np.isfinite(out).all():
+        raise ValueError("the normalised K overflows: some |K_ij| exceed sqrt(k(x_i, x_i) k(z_j, z_j)) by orders "
+                         "of magnitude, so K is not a kernel matrix with these self-similarities")
+    return out
 
 def normalize_kernel(K, diag_X=None, diag_Z=None):
     """Cosine normalisation of a kernel matrix, $K_{ij} / \\sqrt{k(x_i, x_i)\\, k(z_j, z_j)}$ (eq. 16 from eq. 15).
@@ -363,15 +379,17 @@ def normalize_kernel(K, diag_X=None, diag_Z=None):
         if n != m:
             raise ValueError(f"K of shape {K.shape} is not square: pass diag_X (length {n}) and diag_Z (length {m})")
         s = 1.0 / np.sqrt(_positive_diagonal(np.diagonal(K), 'the diagonal of K', n))
-        out = (K * s[:, None] * s[None, :]).astype(K.dtype, copy=False)
+        with np.errstate(over='ignore'):                 # an overflow is reported by _finite_normalised
+            out = _finite_normalised((K * s[:, None] * s[None, :]).astype(K.dtype, copy=False))
         np.fill_diagonal(out, 1.0)
         return out
     if diag_X is None or diag_Z is None:
         raise ValueError("pass both diag_X and diag_Z (the self-similarities k(x_i, x_i) and k(z_j, z_j))")
     dX, dZ = _positive_diagonal(diag_X, 'diag_X', n), _positive_diagonal(diag_Z, 'diag_Z', m)
-    return (K / np.sqrt(np.outer(dX, dZ))).astype(K.dtype, copy=False)
+    with np.errstate(over='ignore'):
+        return _finite_normalised((K / np.sqrt(np.outer(dX, dZ))).astype(K.dtype, copy=False))
 
-# %% ../nbs/03_kernels.ipynb #304acb35
+# %% ../nbs/03_kernels.ipynb #65d96986
 @njit(cache=True, inline='always', error_model='numpy')
 def _distance_row(row, ni, nz, gamma, root):
     "row[j] <- -gamma * d(x_i, z_j)^2 (or d if `root`) in place from the inner products; d^2 clipped at 0."
@@ -391,6 +409,7 @@ def _distance_serial(G, nx, nz, gamma, root):
         _distance_row(G[i], nx[i], nz, gamma, root)
     return G
 
+# %% ../nbs/03_kernels.ipynb #86047cce
 @njit(cache=True, inline='always', error_model='numpy')
 def _power_row(row, p0, p1, degree):
     "row[j] <- (p0 row[j] + p1) ** degree in place, by binary powering (a few vectorised multiplications)."
@@ -420,6 +439,7 @@ def _power_serial(G, p0, p1, degree):
         _power_row(G[i], p0, p1, degree)
     return G
 
+# %% ../nbs/03_kernels.ipynb #d323d92c
 def _gamma(gamma, X):
     "gamma, or 1 / n_features for None, checked."
     return 1.0 / X.shape[1] if gamma is None else float(check_positive(gamma, 'gamma'))
@@ -440,6 +460,7 @@ def _inner_products(X, Z, symmetric):
     nz = nx if symmetric else _squared_norms(Z64, 'Z')
     return X64 @ Z64.T, nx, nz
 
+# %% ../nbs/03_kernels.ipynb #ddd3f1b0
 def _distance_kernel(X, Z, gamma, root):
     X, Z, symmetric = _check_pair(X, Z)
     gamma = _gamma(gamma, X)
@@ -450,6 +471,7 @@ def _distance_kernel(X, Z, gamma, root):
         np.fill_diagonal(G, 1.0)
     return G.astype(_out_dtype(X, Z), copy=False)
 
+# %% ../nbs/03_kernels.ipynb #4200be9d
 def rbf_kernel(X, Z=None, gamma=None):
     """Gaussian kernel $\\exp(-\\gamma \\|x - z\\|^2)$ (eq. 7), as `sklearn.metrics.pairwise.rbf_kernel`.
 
@@ -475,6 +497,7 @@ def rbf_kernel(X, Z=None, gamma=None):
     """
     return _distance_kernel(X, Z, gamma, False)
 
+# %% ../nbs/03_kernels.ipynb #943f6b1c
 def laplacian_kernel(X, Z=None, gamma=None):
     """Laplacian kernel $\\exp(-\\gamma \\|x - z\\|_2)$ with the **Euclidean** (L2) norm.
 
@@ -503,6 +526,7 @@ def laplacian_kernel(X, Z=None, gamma=None):
     """
     return _distance_kernel(X, Z, gamma, True)
 
+# %% ../nbs/03_kernels.ipynb #ddd707b7
 def _check_degree(degree):
     if isinstance(degree, bool) or not isinstance(degree, numbers.Real) or not (math.isfinite(degree) and degree >= 0):
         raise ValueError(f"degree must be a finite real number >= 0, got {degree!r}")
@@ -558,6 +582,7 @@ def polynomial_kernel(X, Z=None, degree=3, gamma=None, coef0=1.0):
                              "use an integer degree, a smaller gamma or rescaled inputs")
     return G.astype(dtype, copy=False)
 
+# %% ../nbs/03_kernels.ipynb #8a5a7a93
 def linear_kernel(X, Z=None):
     """Linear kernel $\\langle x, z\\rangle$ (one BLAS product, in the inputs' precision as scikit-learn's).
 
@@ -601,7 +626,7 @@ def _register_kernels():
 
 _register_kernels()
 
-# %% ../nbs/03_kernels.ipynb #4f80dcda
+# %% ../nbs/03_kernels.ipynb #243854b1
 def _one_minus_square(r):
     "1 - r^2 for |r| <= 1, kept positive (pairs with r = 1 after rounding are near-duplicates)."
     return np.maximum((1.0 - r) * (1.0 + r), np.finfo(np.float64).tiny)
@@ -633,43 +658,19 @@ def _log_sigma_gradient(X, sigma_w, normalize):
     np.fill_diagonal(dk, 0.0)                                     # k(x, x) = 1 for every sigma_w
     return -2.0 * a * dk
 
-class AsymptoticELMKernel(Kernel):
-    """The asymptotic ELM kernel (eq. 15/16) as a scikit-learn Gaussian-process kernel, σ_w a hyperparameter.
+# %% ../nbs/03_kernels.ipynb #e73d71e6
+def _asymptotic_diag(X, sigma_w, normalize):
+    "k(x_i, x_i) of eq. 15 (or 1 for eq. 16) for the rows of X, from the row factors only."
+    X = check_array_2d(np.atleast_2d(X)).astype(np.float64, copy=False)
+    if normalize:
+        return np.ones(X.shape[0])
+    U, e, s, _ = _asymptotic_factors(X, _half_inverse_variance(sigma_w), False)
+    r = (e * e + np.einsum('ij,ij->i', U, U)) * s * s
+    return 2.0 / math.pi * _asin_clipped(r)
 
-    Eq. 15 is Williams' (1996) covariance of an infinite erf network, so a `GaussianProcessRegressor` can learn
-    σ_w by maximising the marginal likelihood: `__call__` returns the gradient with respect to log σ_w in closed
-    form. Instances combine with scikit-learn's kernels (`ConstantKernel() * AsymptoticELMKernel() +
-    WhiteKernel()`) and also work as the `kernel` of `KernelRidge` (scikit-learn then calls `__call__` on whole
-    matrices).
-
-    Parameters
-    ----------
-    sigma_w : float, default=1.0
-        Standard deviation of the hidden weights and biases.
-    sigma_w_bounds : pair of floats >= 1e-100, or 'fixed', default=(1e-3, 1e3)
-        Search range of σ_w for the marginal-likelihood optimiser.
-    normalize : bool, default=True
-        Eq. 16 (unit diagonal) instead of eq. 15.
-
-    Attributes
-    ----------
-    hyperparameter_sigma_w : Hyperparameter
-        The log-transformed hyperparameter σ_w (sklearn's `theta` holds log σ_w).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.gaussian_process import GaussianProcessRegressor
-    >>> X = np.linspace(-2, 2, 30)[:, None]
-    >>> gp = GaussianProcessRegressor(AsymptoticELMKernel(sigma_w=1.0), alpha=1e-2).fit(X, np.sin(2 * X[:, 0]))
-    >>> bool(gp.kernel_.sigma_w > 0)
-    True
-    """
-    def __init__(self, sigma_w=1.0, sigma_w_bounds=(1e-3, 1e3), normalize=True):
-        self.sigma_w = sigma_w
-        self.sigma_w_bounds = sigma_w_bounds
-        self.normalize = normalize
-
+# %% ../nbs/03_kernels.ipynb #a7ece06b
+class _AsymptoticKernelProtocol(Kernel):
+    "The GP-kernel methods of eq. 15/16 with σ_w as a log-transformed hyperparameter (attributes of the subclass)."
     @property
     def hyperparameter_sigma_w(self):
         return Hyperparameter('sigma_w', 'numeric', self.sigma_w_bounds)
@@ -714,13 +715,7 @@ class AsymptoticELMKernel(Kernel):
         ndarray of shape (n_samples,)
             Ones when normalised, else (2/π) arcsin(r_ii) of eq. 15.
         """
-        X = check_array_2d(np.atleast_2d(X)).astype(np.float64, copy=False)
-        if self.normalize:
-            return np.ones(X.shape[0])
-        _, e, s, _ = _asymptotic_factors(X, _half_inverse_variance(self.sigma_w), False)
-        U, _ = _scaled_rows(X)
-        r = (e * e + np.einsum('ij,ij->i', U, U)) * s * s
-        return 2.0 / math.pi * _asin_clipped(r)
+        return _asymptotic_diag(X, self.sigma_w, self.normalize)
 
     def is_stationary(self):
         """False: the kernel depends on the positions of x and z, not only on x - z.
@@ -735,15 +730,146 @@ class AsymptoticELMKernel(Kernel):
         extra = '' if self.normalize else ', normalize=False'
         return f"{type(self).__name__}(sigma_w={self.sigma_w:.3g}{extra})"
 
-# %% ../nbs/03_kernels.ipynb #c3dc816d
-class ELMKernelSVR(RegressorMixin, BaseEstimator):
+# %% ../nbs/03_kernels.ipynb #b8ee9e7f
+class AsymptoticELMKernel(_AsymptoticKernelProtocol):
+    """The asymptotic ELM kernel (eq. 15/16) as a scikit-learn Gaussian-process kernel, σ_w a hyperparameter.
+
+    Eq. 15 is Williams' (1996) covariance of an infinite erf network, so a `GaussianProcessRegressor` can learn
+    σ_w by maximising the marginal likelihood: `__call__` returns the gradient with respect to log σ_w in closed
+    form. Instances combine with scikit-learn's kernels (`ConstantKernel() * AsymptoticELMKernel() +
+    WhiteKernel()`) and also work as the `kernel` of `KernelRidge` (scikit-learn then calls `__call__` on whole
+    matrices).
+
+    Parameters
+    ----------
+    sigma_w : float, default=1.0
+        Standard deviation of the hidden weights and biases.
+    sigma_w_bounds : pair of floats >= 1e-100, or 'fixed', default=(1e-3, 1e3)
+        Search range of σ_w for the marginal-likelihood optimiser.
+    normalize : bool, default=True
+        Eq. 16 (unit diagonal) instead of eq. 15.
+
+    Attributes
+    ----------
+    hyperparameter_sigma_w : Hyperparameter
+        The log-transformed hyperparameter σ_w (sklearn's `theta` holds log σ_w).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.gaussian_process import GaussianProcessRegressor
+    >>> X = np.linspace(-2, 2, 30)[:, None]
+    >>> gp = GaussianProcessRegressor(AsymptoticELMKernel(sigma_w=1.0), alpha=1e-2).fit(X, np.sin(2 * X[:, 0]))
+    >>> bool(gp.kernel_.sigma_w > 0)
+    True
+    """
+    def __init__(self, sigma_w=1.0, sigma_w_bounds=(1e-3, 1e3), normalize=True):
+        self.sigma_w = sigma_w
+        self.sigma_w_bounds = sigma_w_bounds
+        self.normalize = normalize
+
+# %% ../nbs/03_kernels.ipynb #41054bf5
+def _standardise_xy(X, y, sample_weight):
+    """`(Xs, ys, x_mean, x_scale, y_mean, y_scale)`: X and y standardised with their (weighted) means and standard
+    deviations (a constant y has scale 1); moments that overflow float64 raise a ValueError that says so."""
+    with np.errstate(over='ignore', invalid='ignore'):      # an overflow is reported just below, by name
+        scaler = StandardScaler().fit(X, sample_weight=sample_weight)
+    if not (np.isfinite(scaler.scale_).all() and np.isfinite(scaler.mean_).all()):
+        raise ValueError("X has a column whose mean or variance overflows float64 (values beyond ~1e154): "
+                         "rescale it")
+    y_mean = float(np.average(y, weights=sample_weight))
+    y_scale = float(np.sqrt(np.average((y - y_mean) ** 2, weights=sample_weight)))
+    if not np.isfinite(y_scale):
+        raise ValueError("y has a variance that overflows float64 (values beyond ~1e154): rescale it")
+    y_scale = y_scale if y_scale > 0 else 1.0
+    return scaler.transform(X), (y - y_mean) / y_scale, scaler.mean_, scaler.scale_, y_mean, y_scale
+
+# %% ../nbs/03_kernels.ipynb #9d2786a8
+def _positive_weight_rows(X, y, sample_weight):
+    """`(rows, X, y, sample_weight)` for the samples of positive weight (every row when `sample_weight` is None). A
+    zero weight removes the sample (C_i = 0); dropping it here also keeps `support_` right (LIBSVM numbers the support
+    vectors of a precomputed kernel within the samples of non-zero weight)."""
+    rows = np.arange(X.shape[0])
+    if sample_weight is None:
+        return rows, X, y, None
+    sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+    rows = np.flatnonzero(sample_weight > 0)
+    if rows.size == 0:
+        raise ValueError("sample_weight must have at least one positive entry")
+    return rows, X[rows], y[rows], sample_weight[rows]
+
+# %% ../nbs/03_kernels.ipynb #01201290
+def _fit_libsvm(Xs, ys, sample_weight, est):
+    "LIBSVM's ε-SVR with the parameters of `est` on the Gram matrix of eq. 16 (15) of the rows Xs: `(svr, factors)`."
+    factors = _asymptotic_factors(Xs, _half_inverse_variance(est.sigma_w), est.normalize)
+    svr = SVR(kernel='precomputed', C=est.C, epsilon=est.epsilon, tol=est.tol, max_iter=est.max_iter)
+    return svr.fit(_asymptotic_symmetric(factors, est.normalize), ys, sample_weight=sample_weight), factors
+
+# %% ../nbs/03_kernels.ipynb #fcc8e156
+class _ELMKernelSVRBase(RegressorMixin, BaseEstimator):
+    "Fit and prediction of `ELMKernelSVR`: standardise, LIBSVM on eq. 16, keep the support vectors and their factors."
+    def _standardise(self, X, y, sample_weight):
+        "Store the (weighted) standardisation of X and y; return the standardised X and y."
+        Xs, ys, self.x_mean_, self.x_scale_, self.y_mean_, self.y_scale_ = _standardise_xy(X, y, sample_weight)
+        return Xs, ys
+
+    @keep_state_on_error
+    def fit(self, X, y, sample_weight=None):
+        """Standardise X and y, then fit LIBSVM's ε-SVR on the Gram matrix of eq. 16 (eq. 15 if not normalised).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Non-negative weights: they rescale C per sample (LIBSVM) and weight the standardisation.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, y = _validate_fit(self, X, y, multi_output=False, y_numeric=True)
+        rows, X, y, sample_weight = _positive_weight_rows(X, y, sample_weight)
+        Xs, ys = self._standardise(X, y, sample_weight)
+        svr, factors = _fit_libsvm(Xs, ys, sample_weight, self)
+        sv = svr.support_
+        self.support_, self.support_vectors_ = rows[sv], Xs[sv]
+        self.dual_coef_, self.intercept_ = svr.dual_coef_, svr.intercept_
+        self.n_iter_, self.fit_status_ = int(svr.n_iter_), int(svr.fit_status_)
+        self._sv_factors = tuple(f[sv] for f in factors)
+        return self
+
+    def _sv_gram(self, Q, V):
+        "k(queries, support vectors) from standardised query rows Q and the cached factors of the support vectors."
+        return _asymptotic_cross(_asymptotic_factors(Q, _half_inverse_variance(self.sigma_w), self.normalize),
+                                 self._sv_factors)
+
+    def predict(self, X):
+        """Predictions in original units: y_mean + y_scale (k(x, support vectors) · dual_coef + intercept).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        X = _validate_predict(self, X)
+        Xs = (X - self.x_mean_) / self.x_scale_
+        f = np.full(Xs.shape[0], float(self.intercept_[0]))
+        if self.support_.size:
+            f += kernel_product(self._sv_gram, Xs, self.support_vectors_, self.dual_coef_[0])
+        return self.y_mean_ + self.y_scale_ * f
+
+# %% ../nbs/03_kernels.ipynb #e86a5f52
+class ELMKernelSVR(_ELMKernelSVRBase):
     """ε-SVR with the (normalised) asymptotic ELM kernel of erf units, eq. 15/16 (Frénay & Verleysen, 2011).
 
     As in the paper (Sec. 5.1), inputs and targets are standardised on the training data (weighted by
-    `sample_weight` when given), LIBSVM's ε-SVR (`sklearn.svm.SVR(kernel='precomputed')`) is trained on the Gram
-    matrix of eq. 16, and predictions are returned in original units. Only the support vectors are kept;
-    predictions are computed in blocks of at most `kelm_nb.core.PREDICT_CHUNK_BYTES` with the support vectors'
-    kernel factors cached at fit time.
+    `sample_weight`), LIBSVM's ε-SVR (`SVR(kernel='precomputed')`) is trained on the Gram matrix of eq. 16 and
+    predictions, in blocks of at most `kelm_nb.core.PREDICT_CHUNK_BYTES`, are returned in original units.
 
     Parameters
     ----------
@@ -791,89 +917,10 @@ class ELMKernelSVR(RegressorMixin, BaseEstimator):
     True
     """
     _parameter_constraints = {
-        'C': [Interval(numbers.Real, 0, None, closed='neither')],
-        'epsilon': [Interval(numbers.Real, 0, None, closed='left')],
-        'sigma_w': [Interval(numbers.Real, SIGMA_W_MIN, None, closed='both')],
-        'normalize': ['boolean'],
-        'tol': [Interval(numbers.Real, 0, None, closed='neither')],
-        'max_iter': [Interval(numbers.Integral, 1, None, closed='left'), Options(numbers.Integral, {-1})],
-    }
+        'C': [POSITIVE], 'epsilon': [Interval(numbers.Real, 0, None, closed='left')], 'normalize': ['boolean'],
+        'sigma_w': [Interval(numbers.Real, SIGMA_W_MIN, None, closed='both')], 'tol': [POSITIVE],
+        'max_iter': [Interval(numbers.Integral, 1, None, closed='left'), Options(numbers.Integral, {-1})]}
 
     def __init__(self, C=1.0, epsilon=0.1, sigma_w=1.0, normalize=True, tol=1e-3, max_iter=-1):
         self.C, self.epsilon, self.sigma_w, self.normalize = C, epsilon, sigma_w, normalize
         self.tol, self.max_iter = tol, max_iter
-
-    def _standardise(self, X, y, sample_weight):
-        "Store the (weighted) standardisation of X and y; return the standardised X and y."
-        with np.errstate(over='ignore', invalid='ignore'):      # an overflow is reported just below, by name
-            scaler = StandardScaler().fit(X, sample_weight=sample_weight)
-        if not (np.isfinite(scaler.scale_).all() and np.isfinite(scaler.mean_).all()):
-            raise ValueError("X has a column whose mean or variance overflows float64 (values beyond ~1e154): "
-                             "rescale it")
-        y_mean = float(np.average(y, weights=sample_weight))
-        y_scale = float(np.sqrt(np.average((y - y_mean) ** 2, weights=sample_weight)))
-        if not np.isfinite(y_scale):
-            raise ValueError("y has a variance that overflows float64 (values beyond ~1e154): rescale it")
-        self.x_mean_, self.x_scale_ = scaler.mean_, scaler.scale_
-        self.y_mean_, self.y_scale_ = y_mean, (y_scale if y_scale > 0 else 1.0)
-        return scaler.transform(X), (y - self.y_mean_) / self.y_scale_
-
-    @keep_state_on_error
-    def fit(self, X, y, sample_weight=None):
-        """Standardise X and y, then fit LIBSVM's ε-SVR on the Gram matrix of eq. 16 (eq. 15 if not normalised).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,) or None, default=None
-            Non-negative weights: they rescale C per sample (LIBSVM) and weight the standardisation.
-
-        Returns
-        -------
-        self
-        """
-        self._validate_params()
-        X, y = _validate_fit(self, X, y, multi_output=False, y_numeric=True)
-        rows = np.arange(X.shape[0])
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
-            # a zero weight removes the sample (C_i = 0); dropping it here also keeps support_ right (LIBSVM
-            # numbers the support vectors of a precomputed kernel within the samples of non-zero weight)
-            rows = np.flatnonzero(sample_weight > 0)
-            if rows.size == 0:
-                raise ValueError("sample_weight must have at least one positive entry")
-            X, y, sample_weight = X[rows], y[rows], sample_weight[rows]
-        Xs, ys = self._standardise(X, y, sample_weight)
-        factors = _asymptotic_factors(Xs, _half_inverse_variance(self.sigma_w), self.normalize)
-        svr = SVR(kernel='precomputed', C=self.C, epsilon=self.epsilon, tol=self.tol, max_iter=self.max_iter)
-        svr.fit(_asymptotic_symmetric(factors, self.normalize), ys, sample_weight=sample_weight)
-        sv = svr.support_
-        self.support_, self.support_vectors_ = rows[sv], Xs[sv]
-        self.dual_coef_, self.intercept_ = svr.dual_coef_, svr.intercept_
-        self.n_iter_, self.fit_status_ = int(svr.n_iter_), int(svr.fit_status_)
-        self._sv_factors = tuple(f[sv] for f in factors)
-        return self
-
-    def _sv_gram(self, Q, V):
-        "k(queries, support vectors) from standardised query rows Q and the cached factors of the support vectors."
-        return _asymptotic_cross(_asymptotic_factors(Q, _half_inverse_variance(self.sigma_w), self.normalize),
-                                 self._sv_factors)
-
-    def predict(self, X):
-        """Predictions in original units: y_mean + y_scale (k(x, support vectors) · dual_coef + intercept).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        X = _validate_predict(self, X)
-        Xs = (X - self.x_mean_) / self.x_scale_
-        f = np.full(Xs.shape[0], float(self.intercept_[0]))
-        if self.support_.size:
-            f += kernel_product(self._sv_gram, Xs, self.support_vectors_, self.dual_coef_[0])
-        return self.y_mean_ + self.y_scale_ * f
