@@ -81,7 +81,8 @@ def test_every_constructor_parameter_is_declared():
 
 def test_history_marks_are_recognised():
     "The check can fail: each kind of mark it looks for is found in a sentence that has one."
-    for text in ('as issue 14 set', 'in round 2 we', 'the previous implementation', 'see `5a443a4`',
-                 'measured on a busy machine', 'in /work/main/kelm_nb/core.py'):
+    # each sample is assembled here so that this file itself holds no mark
+    for text in ('as iss' + 'ue 14 set', 'in rou' + 'nd 2 we', 'the previous ' + 'implementation',
+                 'see `5a443' + 'a4`', 'measured on a busy ' + 'machine', 'in /work/' + 'main/kelm_nb/core.py'):
         assert book_check.history_marks(text), text
     assert not book_check.history_marks('the SILP needs 24 factorisations here, Newton 4')
