@@ -269,7 +269,7 @@ def _unbalanced(n=1200, minority=0.03, seed=0):
     return X[: n // 2], X[n // 2:], y[: n // 2], y[n // 2:]
 
 
-def _problem(n=150, L=25, seed=0):
+def _gram_problem(n=150, L=25, seed=0):
     r = np.random.default_rng(seed)
     X = r.uniform(size=(n, 3))
     t = np.where(np.sin(4 * X[:, 0]) + X[:, 1] - X[:, 2] + 0.3 * r.normal(size=n) > 0.4, 1.0, -1.0)
@@ -379,7 +379,7 @@ def test_warm_start_and_path():
     warm = m.set_params(nu=0.35).fit(Xb, yb)
     cold = NuOELMClassifier(nu=0.35, kernel='elm', n_hidden=100, random_state=0).fit(Xb, yb)
     np.testing.assert_allclose(warm.dual_objective_, cold.dual_objective_, rtol=1e-8)
-    Q = _problem(seed=4)
+    Q = _gram_problem(seed=4)
     nus = [0.3, 0.45, 0.6, 0.75]
     for nu, r in zip(nus, nu_oelm_path(Q, nus)):
         np.testing.assert_allclose(0.5 * r.alpha @ Q @ r.alpha, 0.5 * (c := nu_oelm_active_set(Q, nu)).alpha @ Q
@@ -398,7 +398,7 @@ def test_stored_beta_and_query_dtypes(dtype):
 
 
 def test_one_pass_check_detects_any_single_asymmetry():
-    Q = _problem(seed=2)
+    Q = _gram_problem(seed=2)
     scale = Q.diagonal().max()
     for (i, j) in [(0, 1), (5, 149), (77, 3)]:
         bad = Q.copy()
@@ -417,7 +417,7 @@ def test_one_pass_check_detects_any_single_asymmetry():
 def test_degenerate_problem_stops_at_the_promised_accuracy():
     """On a collapsed margin the objective is within tol of its scale nu^2 max diag Q of a tight LIBSVM solution
     (LIBSVM itself needs 0.5 M iterations at tol=1e-6 here, 12 M at 1e-7)."""
-    Q = _problem(n=150, L=12, seed=1)
+    Q = _gram_problem(n=150, L=12, seed=1)
     nu = 0.1
     with pytest.warns(MarginCollapseWarning):
         r = nu_oelm_active_set(Q, nu)
