@@ -485,22 +485,16 @@ def _grow_factor(Lf, s, n):
 
 # %% ../nbs/05_nu_oelm.ipynb #e4fbefdc
 @njit(cache=True)
-def _try_append(P, W, Lf, s, ntouch, j, sing_tol):
-    """Append j to the factor of $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top$ (eq. 31) and to $S$ if its new pivot is
+def _try_append(Q, c, u, free, Lf, s, j, sing_tol):
+    """Append j's row to the factor of $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top$ (eq. 31) if its new pivot is
     clearly positive (above `sing_tol` of its diagonal entry); False leaves the unfinished row s for
-    `_null_direction`."""
-    Q, c, u, free, gS, posS, status = P.Q, P.c, W.u, W.free, W.gS, W.posS, W.status
-    g, dal, touched = W.g, W.dal, W.touched
+    `_null_direction`. `u` (`W.u`) takes the new column, `free` is `W.free`: arrays, as it runs per entering index."""
     for a in range(s):
         u[a] = Q[j, free[a]] + c
     d2 = _chol_append(Lf, s, u, Q[j, j] + c)
     if not (d2 > sing_tol * (Q[j, j] + c) and d2 > 0.0):
         return False
     Lf[s, s] = np.sqrt(d2)
-    gS[s] = _current_gradient(Q, g, dal, touched, ntouch, j)
-    free[s] = j
-    posS[j] = s
-    status[j] = _FREE
     return True
 
 # %% ../nbs/05_nu_oelm.ipynb #d03acc35
@@ -509,7 +503,9 @@ def _enter_pending(P, W, opt, st, npend):
     """Let the entering indices (the violators chosen by the KKT check, or the free values of a warm start) join
     the free set $S$: append each to the factor, or, while its pivot is singular, take singular-direction steps.
     Returns the new `_State`."""
-    pending, status, alpha, ub, n, sing_tol = W.pending, W.status, W.alpha, P.ub, P.Q.shape[0], opt.sing_tol
+    pending, status, alpha, free, posS, gS, u = W.pending, W.status, W.alpha, W.free, W.posS, W.gS, W.u
+    g, dal, touched = W.g, W.dal, W.touched
+    Q, c, ub, n, sing_tol = P.Q, P.c, P.ub, P.Q.shape[0], opt.sing_tol
     Lf, s, ntouch, it, suma = st           # the state as locals: a `_State` is built only for a singular step
     for m in range(npend):
         j = pending[m]
@@ -519,7 +515,11 @@ def _enter_pending(P, W, opt, st, npend):
         while True:
             it += 1
             Lf = _grow_factor(Lf, s, n)
-            if _try_append(P, W, Lf, s, ntouch, j, sing_tol):
+            if _try_append(Q, c, u, free, Lf, s, j, sing_tol):          # j joins S
+                gS[s] = _current_gradient(Q, g, dal, touched, ntouch, j)
+                free[s] = j
+                posS[j] = s
+                status[j] = _FREE
                 s += 1
                 break
             step = _singular_step(P, W, _State(Lf, s, ntouch, it, suma), j, dirj)
