@@ -218,13 +218,13 @@ def _initial_gradient(P, alpha):
     $= -\\mathbf{1}$) from the rows of the variables above 0, $\\sum_{\\alpha_k>0}\\alpha_k Q_{k\\cdot}$, or, when
     fewer are below their upper bound and $Q\\mathbf{u}$ is given, $Q\\mathbf{u} - \\sum_{\\alpha_k<u_k}(u_k -
     \\alpha_k)Q_{k\\cdot}$."""
-    Q, ub, qub = P.Q, P.ub, P.qub
+    Q, lin, ub, qub = P.Q, P.lin, P.ub, P.qub
     n = Q.shape[0]
     g = np.empty(n)
     n_pos = 0
     n_below = 0
     for k in range(n):
-        g[k] = P.lin[k]
+        g[k] = lin[k]
         n_pos += alpha[k] > 0.0
         n_below += alpha[k] < ub[k]
     if qub.shape[0] == n and n_below < n_pos:
@@ -249,7 +249,7 @@ class _Start(NamedTuple):
 def _start(P, alpha0):
     """The work arrays at the start `alpha0` (clipped to the box): each variable's status, the gradient, and the free
     start values queued in `pending` (they enter $S$ as violators do)."""
-    n = P.Q.shape[0]
+    n, ub = P.Q.shape[0], P.ub
     alpha = np.empty(n)
     status = np.empty(n, np.int64)
     posS = np.empty(n, np.int64)
@@ -261,8 +261,8 @@ def _start(P, alpha0):
     npend = np.int64(0)
     suma = 0.0
     for i in range(n):
-        alpha[i] = min(max(alpha0[i], 0.0), P.ub[i])
-        _update_alpha_status(status, alpha, P.ub, i)
+        alpha[i] = min(max(alpha0[i], 0.0), ub[i])
+        _update_alpha_status(status, alpha, ub, i)
         if status[i] == _FREE:
             status[i] = _AT_LOWER
             pending[npend] = i
@@ -346,23 +346,24 @@ def _ratio_test(d, s, free, alpha, ub, tau):
 
 # %% ../nbs/05_nu_oelm.ipynb #de8e968b
 @njit(cache=True)
-def _record_change(W, ntouch, k, delta):
-    """Record a change of $\\alpha_k$ for the deferred update of the full gradient; returns the number of changed
-    indices."""
-    if W.post[k] < 0:
-        W.post[k] = ntouch
-        W.touched[ntouch] = k
+def _record_change(dal, touched, post, ntouch, k, delta):
+    """Record a change of $\\alpha_k$ for the deferred update of the full gradient, in the arrays `W.dal`,
+    `W.touched`, `W.post`; returns the number of changed indices. It runs once per free variable per step: plain
+    array arguments let it be inlined into those loops."""
+    if post[k] < 0:
+        post[k] = ntouch
+        touched[ntouch] = k
         ntouch += 1
-    W.dal[k] += delta
+    dal[k] += delta
     return ntouch
 
 # %% ../nbs/05_nu_oelm.ipynb #160db86d
 @njit(cache=True)
-def _current_gradient(Q, W, ntouch, j):
-    "$g_j$ with the changes of $\\alpha$ not yet flushed into `W.g`."
-    gj = W.g[j]
+def _current_gradient(Q, g, dal, touched, ntouch, j):
+    "$g_j$ with the changes of $\\alpha$ (`W.dal` at `W.touched[:ntouch]`) not yet flushed into `W.g`."
+    gj = g[j]
     for m in range(ntouch):
-        gj += W.dal[W.touched[m]] * Q[j, W.touched[m]]
+        gj += dal[touched[m]] * Q[j, touched[m]]
     return gj
 
 # %% ../nbs/05_nu_oelm.ipynb #0afc507d
@@ -370,42 +371,44 @@ def _current_gradient(Q, W, ntouch, j):
 def _flush_gradient(Q, W, ntouch):
     """The deferred gradient update: $\\mathbf{g} \\mathrel{+}= \\sum_k \\Delta\\alpha_k Q_{k\\cdot}$, one contiguous
     row per changed variable; returns 0 (the new count)."""
+    g, dal, touched, post = W.g, W.dal, W.touched, W.post
     for m in range(ntouch):
-        k = W.touched[m]
-        _axpy_row(W.g, Q, k, W.dal[k])
-        W.dal[k] = 0.0
-        W.post[k] = -1
+        k = touched[m]
+        _axpy_row(g, Q, k, dal[k])
+        dal[k] = 0.0
+        post[k] = -1
     return 0
 
 # %% ../nbs/05_nu_oelm.ipynb #3d51c88d
 @njit(cache=True)
-def _move_to_bound(P, W, s, k, up, ntouch):
-    """Put $\\alpha_k$ on its upper ($U$) or lower ($L$) bound, update $\\mathbf{g}_S$ by that change in $O(|S|)$ and
-    record it; returns `(ntouch, change)`."""
-    old = W.alpha[k]
+def _move_to_bound(Q, ub, alpha, status, gS, free, s, k, up):
+    """Put $\\alpha_k$ on its upper ($U$) or lower ($L$) bound and update $\\mathbf{g}_S$ by that change in $O(|S|)$
+    (the fields of `P` and `W` it needs, as arrays: it runs once per blocked step); returns the change, which the
+    caller records with `_record_change`."""
+    old = alpha[k]
     if up:
-        W.alpha[k] = P.ub[k]
-        W.status[k] = _AT_UPPER
+        alpha[k] = ub[k]
+        status[k] = _AT_UPPER
     else:
-        W.alpha[k] = 0.0
-        W.status[k] = _AT_LOWER
-    delta = W.alpha[k] - old
+        alpha[k] = 0.0
+        status[k] = _AT_LOWER
+    delta = alpha[k] - old
     for a in range(s):
-        W.gS[a] += delta * P.Q[k, W.free[a]]
-    return _record_change(W, ntouch, k, delta), delta
+        gS[a] += delta * Q[k, free[a]]
+    return delta
 
 # %% ../nbs/05_nu_oelm.ipynb #0ec41be6
 @njit(cache=True)
-def _leave_free_set(Lf, W, s, blk):
-    """Remove position `blk` from the free set: its factor row and column (Givens), its entries of `free` and `gS`;
-    returns the new size."""
-    k = W.free[blk]
+def _leave_free_set(Lf, free, posS, gS, s, blk):
+    """Remove position `blk` from the free set: its factor row and column (Givens), its entries of `W.free` and
+    `W.gS` (and `W.posS`); returns the new size."""
+    k = free[blk]
     _chol_delete(Lf, s, blk)
     for a in range(blk, s - 1):
-        W.free[a] = W.free[a + 1]
-        W.gS[a] = W.gS[a + 1]
-        W.posS[W.free[a]] = a
-    W.posS[k] = -1
+        free[a] = free[a + 1]
+        gS[a] = gS[a + 1]
+        posS[free[a]] = a
+    posS[k] = -1
     return s - 1
 
 # %% ../nbs/05_nu_oelm.ipynb #a8ff6848
@@ -422,18 +425,19 @@ def _null_direction(P, W, Lf, s, ntouch, j, dirj):
     from the factor's unfinished row s. A free j moves the way its slope $g_j - \\mathbf{g}_S^\\top
     A_S^{-1}\\mathbf{a}_{Sj}$ decreases the objective. Returns `(dirj, sigma)`, $\\sigma = \\mathbf{1}^\\top
     \\tilde{\\mathbf{d}}$."""
-    work = W.u
+    work, gS, p, alpha, g, dal, touched = W.u, W.gS, W.p, W.alpha, W.g, W.dal, W.touched
+    Q, ub = P.Q, P.ub
     for a in range(s):
         work[a] = Lf[s, a]
     _back_substitute(Lf, s, work)                                   # work = A_S^{-1} a_Sj
-    if 0.0 < W.alpha[j] < P.ub[j]:
-        slope = _current_gradient(P.Q, W, ntouch, j)
+    if 0.0 < alpha[j] < ub[j]:
+        slope = _current_gradient(Q, g, dal, touched, ntouch, j)
         for a in range(s):
-            slope -= work[a] * W.gS[a]
+            slope -= work[a] * gS[a]
         dirj = -1.0 if slope > 0 else 1.0
     sigma = 1.0
     for a in range(s):
-        W.p[a] = -work[a] * dirj
+        p[a] = -work[a] * dirj
         sigma -= work[a]
     return dirj, sigma
 
@@ -444,22 +448,27 @@ def _singular_step(P, W, st, j, dirj):
     so $Q\\tilde{\\mathbf{d}}\\approx 0$ and $\\mathbf{1}^\\top\\tilde{\\mathbf{d}}\\approx 0$ and the objective is
     linear: move j and $S$ to the first bound (ratio test); $\\mathbf{g}_S$ follows in $O(|S|)$ from
     $(Q\\tilde{\\mathbf{d}})_S = -c\\,(\\mathbf{1}^\\top\\tilde{\\mathbf{d}})\\mathbf{1}$."""
-    alpha, free, d, s, ntouch = W.alpha, W.free, W.p, st.s, st.ntouch
+    alpha, status, free, posS, gS, d = W.alpha, W.status, W.free, W.posS, W.gS, W.p
+    dal, touched, post = W.dal, W.touched, W.post
+    Q, ub, s, ntouch = P.Q, P.ub, st.s, st.ntouch
     dirj, sigma = _null_direction(P, W, st.Lf, s, ntouch, j, dirj)
-    tau, blk = _ratio_test(d, s, free, alpha, P.ub, P.ub[j] - alpha[j] if dirj > 0 else alpha[j])
+    tau, blk = _ratio_test(d, s, free, alpha, ub, ub[j] - alpha[j] if dirj > 0 else alpha[j])
     shift = -tau * dirj * P.c * sigma
     for a in range(s):
         alpha[free[a]] += d[a] * tau
-        ntouch = _record_change(W, ntouch, free[a], d[a] * tau)
-        W.gS[a] += shift
+        ntouch = _record_change(dal, touched, post, ntouch, free[a], d[a] * tau)
+        gS[a] += shift
     alpha[j] += dirj * tau
-    ntouch = _record_change(W, ntouch, j, dirj * tau)
+    ntouch = _record_change(dal, touched, post, ntouch, j, dirj * tau)
     suma = st.suma + tau * dirj * sigma
     if blk < 0:
-        ntouch, delta = _move_to_bound(P, W, s, j, dirj > 0, ntouch)
+        delta = _move_to_bound(Q, ub, alpha, status, gS, free, s, j, dirj > 0)
+        ntouch = _record_change(dal, touched, post, ntouch, j, delta)
         return _SingularStep(_State(st.Lf, s, ntouch, st.it, suma + delta), True, dirj)
-    ntouch, delta = _move_to_bound(P, W, s, free[blk], d[blk] > 0, ntouch)
-    s = _leave_free_set(st.Lf, W, s, blk)
+    k = free[blk]
+    delta = _move_to_bound(Q, ub, alpha, status, gS, free, s, k, d[blk] > 0)
+    ntouch = _record_change(dal, touched, post, ntouch, k, delta)
+    s = _leave_free_set(st.Lf, free, posS, gS, s, blk)
     return _SingularStep(_State(st.Lf, s, ntouch, st.it, suma + delta), False, dirj)
 
 # %% ../nbs/05_nu_oelm.ipynb #050145ae
@@ -476,21 +485,16 @@ def _grow_factor(Lf, s, n):
 
 # %% ../nbs/05_nu_oelm.ipynb #e4fbefdc
 @njit(cache=True)
-def _try_append(P, W, Lf, s, ntouch, j, sing_tol):
-    """Append j to the factor of $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top$ (eq. 31) and to $S$ if its new pivot is
+def _try_append(Q, c, u, free, Lf, s, j, sing_tol):
+    """Append j's row to the factor of $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top$ (eq. 31) if its new pivot is
     clearly positive (above `sing_tol` of its diagonal entry); False leaves the unfinished row s for
-    `_null_direction`."""
-    Q, c = P.Q, P.c
+    `_null_direction`. `u` (`W.u`) takes the new column, `free` is `W.free`: arrays, as it runs per entering index."""
     for a in range(s):
-        W.u[a] = Q[j, W.free[a]] + c
-    d2 = _chol_append(Lf, s, W.u, Q[j, j] + c)
+        u[a] = Q[j, free[a]] + c
+    d2 = _chol_append(Lf, s, u, Q[j, j] + c)
     if not (d2 > sing_tol * (Q[j, j] + c) and d2 > 0.0):
         return False
     Lf[s, s] = np.sqrt(d2)
-    W.gS[s] = _current_gradient(Q, W, ntouch, j)
-    W.free[s] = j
-    W.posS[j] = s
-    W.status[j] = _FREE
     return True
 
 # %% ../nbs/05_nu_oelm.ipynb #d03acc35
@@ -499,27 +503,36 @@ def _enter_pending(P, W, opt, st, npend):
     """Let the entering indices (the violators chosen by the KKT check, or the free values of a warm start) join
     the free set $S$: append each to the factor, or, while its pivot is singular, take singular-direction steps.
     Returns the new `_State`."""
+    pending, status, alpha, free, posS, gS, u = W.pending, W.status, W.alpha, W.free, W.posS, W.gS, W.u
+    g, dal, touched = W.g, W.dal, W.touched
+    Q, c, ub, n, sing_tol = P.Q, P.c, P.ub, P.Q.shape[0], opt.sing_tol
+    Lf, s, ntouch, it, suma = st           # the state as locals: a `_State` is built only for a singular step
     for m in range(npend):
-        j = W.pending[m]
-        if W.status[j] == _FREE:
+        j = pending[m]
+        if status[j] == _FREE:
             continue
-        dirj = -1.0 if W.alpha[j] >= P.ub[j] else 1.0
+        dirj = -1.0 if alpha[j] >= ub[j] else 1.0
         while True:
-            Lf = _grow_factor(st.Lf, st.s, P.Q.shape[0])
-            st = _State(Lf, st.s, st.ntouch, st.it + 1, st.suma)
-            if _try_append(P, W, Lf, st.s, st.ntouch, j, opt.sing_tol):
-                st = _State(Lf, st.s + 1, st.ntouch, st.it, st.suma)
+            it += 1
+            Lf = _grow_factor(Lf, s, n)
+            if _try_append(Q, c, u, free, Lf, s, j, sing_tol):          # j joins S
+                gS[s] = _current_gradient(Q, g, dal, touched, ntouch, j)
+                free[s] = j
+                posS[j] = s
+                status[j] = _FREE
+                s += 1
                 break
-            step = _singular_step(P, W, st, j, dirj)
-            st, dirj = step.state, step.dirj
+            step = _singular_step(P, W, _State(Lf, s, ntouch, it, suma), j, dirj)
+            (Lf, s, ntouch, it, suma), dirj = step.state, step.dirj
             if step.done:
                 break
-    return st
+    return _State(Lf, s, ntouch, it, suma)
 
 # %% ../nbs/05_nu_oelm.ipynb #bc082f5b
 @njit(cache=True)
-def _equality_step(W, Lf, s, has_eq, r, c):
-    """The step $\\mathbf{p}$ of eq. 31 on the free set, into `W.p`.
+def _equality_step(Lf, s, gS, has_eq, r, c, ones, u, v, p):
+    """The step $\\mathbf{p}$ of eq. 31 on the free set, into `p` (`W.p`; `u`, `v` are work vectors, `ones` is
+    `W.ones`: arrays, since it runs once per inner step).
 
     With $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top = LL^\\top$, $\\mathbf{u} = L^{-1}\\mathbf{1}$ and
     $\\mathbf{v} = L^{-1}\\mathbf{g}_S$: $\\mathbf{p} = L^{-\\top}(\\mu\\mathbf{u} - \\mathbf{v})$ with
@@ -528,11 +541,10 @@ def _equality_step(W, Lf, s, has_eq, r, c):
     multiplier $\\lambda = \\mu - c\\,\\mathbf{1}^\\top\\mathbf{p}$, for which
     $Q_{SS}\\mathbf{p} = \\lambda\\mathbf{1} - \\mathbf{g}_S$. Without the equality (OELM)
     $\\mathbf{p} = -Q_{SS}^{-1}\\mathbf{g}_S$ and $\\lambda = 0$."""
-    u, v, p = W.u, W.v, W.p
-    _forward_substitute(Lf, s, W.gS, v)
+    _forward_substitute(Lf, s, gS, v)
     mu = 0.0
     if has_eq:
-        _forward_substitute(Lf, s, W.ones, u)
+        _forward_substitute(Lf, s, ones, u)
         uv = 0.0
         uu = 0.0
         for a in range(s):
@@ -557,23 +569,28 @@ def _minimise_on_free_set(P, W, st, max_iter):
     The gradient update: $\\mathbf{g}_S \\mathrel{+}= \\tau Q_{SS}\\mathbf{p} = \\tau(\\lambda\\mathbf{1} -
     \\mathbf{g}_S)$ in $O(|S|)$ from eq. 31; the $O(N)$ update of the full gradient per changed variable is deferred
     (`W.dal`). Returns the new `_State`."""
-    alpha, free, gS, p = W.alpha, W.free, W.gS, W.p
+    # every field is unpacked before the first call: the containers are then released, and the kernels get arrays
+    alpha, status, free, posS, gS, p = W.alpha, W.status, W.free, W.posS, W.gS, W.p
+    dal, touched, post, ones, u, v = W.dal, W.touched, W.post, W.ones, W.u, W.v
+    Q, ub, has_eq, total, c = P.Q, P.ub, P.has_eq, P.total, P.c
     Lf, s, ntouch, it, suma = st.Lf, st.s, st.ntouch, st.it, st.suma
     while s > 0 and it < max_iter:
         it += 1
-        lam = _equality_step(W, Lf, s, P.has_eq, P.total - suma, P.c)
-        tau, blk = _ratio_test(p, s, free, alpha, P.ub, 1.0)
+        lam = _equality_step(Lf, s, gS, has_eq, total - suma, c, ones, u, v, p)
+        tau, blk = _ratio_test(p, s, free, alpha, ub, 1.0)
         for a in range(s):
             k = free[a]
             alpha[k] += tau * p[a]
             suma += tau * p[a]
             gS[a] += tau * (lam - gS[a])
-            ntouch = _record_change(W, ntouch, k, tau * p[a])
+            ntouch = _record_change(dal, touched, post, ntouch, k, tau * p[a])
         if blk < 0:
             break
-        ntouch, delta = _move_to_bound(P, W, s, free[blk], p[blk] > 0, ntouch)
+        k = free[blk]
+        delta = _move_to_bound(Q, ub, alpha, status, gS, free, s, k, p[blk] > 0)
+        ntouch = _record_change(dal, touched, post, ntouch, k, delta)
         suma += delta
-        s = _leave_free_set(Lf, W, s, blk)
+        s = _leave_free_set(Lf, free, posS, gS, s, blk)
     return _State(Lf, s, ntouch, it, suma)
 
 # %% ../nbs/05_nu_oelm.ipynb #3e65cd07
@@ -653,13 +670,14 @@ class ActiveSetResult(NamedTuple):
 def _refresh_gradient(P, W):
     """Recompute $\\mathbf{g}$ from $\\alpha$ (the incremental updates drift) and $\\mathbf{1}^\\top\\alpha$; returns
     `(drift, suma)`, drift the largest change of an entry of $\\mathbf{g}$."""
-    gx = _initial_gradient(P, W.alpha)
+    alpha, g = W.alpha, W.g
+    gx = _initial_gradient(P, alpha)
     drift = 0.0
     suma = 0.0
     for i in range(gx.shape[0]):
-        drift = max(drift, abs(gx[i] - W.g[i]))
-        W.g[i] = gx[i]
-        suma += W.alpha[i]
+        drift = max(drift, abs(gx[i] - g[i]))
+        g[i] = gx[i]
+        suma += alpha[i]
     return drift, suma
 
 # %% ../nbs/05_nu_oelm.ipynb #76dd0a8b
@@ -676,19 +694,21 @@ def _active_set_core(P, opt, alpha0):
     st = _State(np.empty((min(n, 64), min(n, 64))), zero, zero, zero, start.suma)
     lam = 0.0
     n_refresh = 0
+    # the arrays of the loop, unpacked once: a field read across a call would take a reference per iteration
+    Q, g, gS, free, status, pending, viol = P.Q, W.g, W.gS, W.free, W.status, W.pending, W.viol
     while True:
         for a in range(st.s):
-            W.gS[a] = W.g[W.free[a]]
+            gS[a] = g[free[a]]
         st = _enter_pending(P, W, opt, st, npend)
         st = _minimise_on_free_set(P, W, st, opt.max_iter)
-        st = _State(st.Lf, st.s, _flush_gradient(P.Q, W, st.ntouch), st.it, st.suma)
+        st = _State(st.Lf, st.s, _flush_gradient(Q, W, st.ntouch), st.it, st.suma)
         if P.has_eq:
-            lam = _equality_multiplier(W.g, W.status, W.free, st.s)
+            lam = _equality_multiplier(g, status, free, st.s)
         thr = opt.tol_rel * abs(lam) + opt.tol_abs if abs(lam) > opt.rho_flat else opt.tol_flat
         # two entering indices (one per bound) while the free set is small; many once it is large, where each outer
         # iteration's O(N |S|) gradient update and O(|S|^2) solves are worth sharing
         k = 2 if st.s < opt.large_s else min(st.s // 8, 64)
-        npend = _select_entering(W.g, W.status, lam, thr, k, W.pending, W.viol)
+        npend = _select_entering(g, status, lam, thr, k, pending, viol)
         if npend == 0 or st.it >= opt.max_iter:
             drift, suma = _refresh_gradient(P, W)
             st = _State(st.Lf, st.s, st.ntouch, st.it, suma)
@@ -696,7 +716,7 @@ def _active_set_core(P, opt, alpha0):
                 n_refresh += 1
                 continue
             break
-    return ActiveSetResult(W.alpha, lam, st.it, _kkt_gap(W.g, W.alpha, P.ub, lam, P.has_eq))
+    return ActiveSetResult(W.alpha, lam, st.it, _kkt_gap(g, W.alpha, P.ub, lam, P.has_eq))
 
 # %% ../nbs/05_nu_oelm.ipynb #432cfbc5
 _ROUNDOFF = 1e-12   # part of the stopping threshold relative to the scale of g (ν max diag Q): its round-off floor
