@@ -174,7 +174,8 @@ def test_elm_default_with_many_units_is_regularised(n_hidden):
 
 
 def test_float32_queries_give_the_float64_labels():
-    "Float32 queries of a float64 fit give its labels (a pseudo-inverse's ~5e9 weights would take iris from 0.963 to 0.297)."
+    """Float32 queries of a float64 fit give its labels (a pseudo-inverse's ~5e9 weights would take iris from 0.963
+    to 0.297)."""
     X, y = load_iris(return_X_y=True)
     clf = ELMClassifier(random_state=0).fit(X, y)
     np.testing.assert_array_equal(clf.predict(X.astype(np.float32)), clf.predict(X))

@@ -259,7 +259,7 @@ def test_max_iter_warns():
         oelm_active_set(Q, 1.0, max_iter=3)
 
 
-# ------------------------------------------------------------ nu feasibility, margins, defaults, the SVC-like interface, fuzz
+# ------------------------------------------------ nu feasibility, margins, defaults, the SVC-like interface, fuzz
 # Trust tests of kelm_nb.nu_oelm: infeasible ν, collapsed margins, ρ-normalised multi-class scores, sensible
 # defaults, the SVC-like interface (predict_proba, class_weight, n_support_, dual_coef_, warm_start), the stored β,
 # the ν path, the one-pass input check and randomised bad input.

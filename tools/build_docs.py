@@ -831,7 +831,20 @@ def render_notebook(exporter, nb_json, page, site, linker, out_dir):
         target.write_bytes(data)
         page.figures.append(str(Path(page.path).parent / name).removeprefix('./'))
     page.headings = page_toc(body)
+    if page.path == 'index.html': body = repository_links_to_site(body)
     return ipynb_links_to_html(insert_toc(body, page.headings))
+
+
+# The home page is also README.md at the repository's root, so its links are repository paths; the site lays the
+# notebooks of nbs/ out at its top and renders docs/building.md as building.html.
+_REPOSITORY_LINKS = {'href="nbs/': 'href="', 'href="docs/building.md"': 'href="building.html"'}
+
+
+def repository_links_to_site(page_html):
+    "The home page's repository paths as the site's paths."
+    for path, site_path in _REPOSITORY_LINKS.items():
+        page_html = page_html.replace(path, site_path)
+    return page_html
 
 
 _IPYNB_LINK = re.compile(r'href="(?![a-zA-Z][\w+.-]*:)([^"#?]*)\.ipynb([#?][^"]*)?"')
