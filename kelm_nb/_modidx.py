@@ -507,6 +507,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'kelm_nb.kos_elm._StreamingModel._warn': ('kos_elm.html#_streamingmodel._warn', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm.__getattr__': ('kos_elm.html#__getattr__', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._ald_admit': ('kos_elm.html#_ald_admit', 'kelm_nb/kos_elm.py'),
+                                 'kelm_nb.kos_elm._ald_new_row': ('kos_elm.html#_ald_new_row', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._ald_project': ('kos_elm.html#_ald_project', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._ald_reject': ('kos_elm.html#_ald_reject', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._ald_run': ('kos_elm.html#_ald_run', 'kelm_nb/kos_elm.py'),

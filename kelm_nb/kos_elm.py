@@ -513,11 +513,11 @@ def _apriori_errors(l, m, V, Y, E, t):
 
 # %% ../nbs/07_kos_elm.ipynb #62b66aac
 @njit(cache=True, inline='always')
-def _store_sample(st, m, x, position):
+def _store_sample(D, idx, m, x, position):
     "Dictionary element m becomes the sample x, the `position`-th of the stream."
     for c in range(x.shape[0]):
-        st.D[m, c] = x[c]
-    st.idx[m] = position
+        D[m, c] = x[c]
+    idx[m] = position
 
 # %% ../nbs/07_kos_elm.ipynb #becf1716
 @njit(cache=True, fastmath=_FM)
@@ -548,7 +548,7 @@ def _table1_run(X, Y, E, state, config):
         _apriori_errors(Lm, m, V, Y, E, t)
         for o in range(V.shape[1]):
             V[m, o] = E[t, o] / sr
-        _store_sample(st, m, x, n_seen + t)
+        _store_sample(st.D, st.idx, m, x, n_seen + t)
         m += 1
     counts[_N_DICT], counts[_N_SEEN] = m, n_seen + X.shape[0]
     counts[_VERSION] += 1
@@ -613,14 +613,14 @@ def _lower_inverse(L, m, W):
 
 # %% ../nbs/07_kos_elm.ipynb #a050871a
 @njit(cache=True, fastmath=_FM, inline='always')
-def _ald_project(st, cf, m, x, lbuf, pbuf):
+def _ald_project(cf, D, M, W, counts, m, x, lbuf, pbuf):
     """Eq. 11 for the sample x: lbuf <- l = L^-1 k (or W k once the dictionary is frozen at `max_size`; pbuf is
     scratch). Returns (dis2, admit): dis^2 = k(x,x) - l'l and whether x joins (dis^2 above the threshold and the
     floor, as fractions of k(x,x)). A sample the floor alone keeps out is counted in `_N_EVENTS`."""
-    ktt = _krow(cf.kern, st.D, m, x, lbuf)
+    ktt = _krow(cf.kern, D, m, x, lbuf)
     dis2, admit = 0.0, False
     if m < cf.max_size:
-        _forward(st.M, m, lbuf)                                # l = L^-1 k
+        _forward(M, m, lbuf)                                # l = L^-1 k
         s = 0.0
         for i in range(m):
             s += lbuf[i] * lbuf[i]
@@ -628,37 +628,35 @@ def _ald_project(st, cf, m, x, lbuf, pbuf):
         admit = dis2 > cf.threshold * ktt
         if admit and dis2 <= cf.floor * ktt:
             admit = False
-            st.counts[_N_EVENTS] += 1
+            counts[_N_EVENTS] += 1
     else:
-        if st.counts[_W_READY] == 0:
-            _lower_inverse(st.M, m, st.W)
-            st.counts[_W_READY] = 1
+        if counts[_W_READY] == 0:
+            _lower_inverse(M, m, W)
+            counts[_W_READY] = 1
         for i in range(m):                                     # frozen dictionary: l = W k, rows independent
             pbuf[i] = lbuf[i]
-        _lower_matvec(st.W, m, pbuf, lbuf)
+        _lower_matvec(W, m, pbuf, lbuf)
     return dis2, admit
 
 # %% ../nbs/07_kos_elm.ipynb #16b9cff4
 @njit(cache=True, fastmath=_FM, inline='always')
-def _ald_reject(st, m, E, t, lPl, pbuf):
+def _ald_reject(B, pend, m, E, t, lPl, pbuf):
     """The RLS step of a rejected sample with a-priori errors E[t]: beta += g P l e with g = 1 / (1 + l'Pl), P l in
     pbuf; P's rank-one update -g (Pl)(Pl)' is deferred to the next pass (returns its factor g)."""
-    B = st.V
     g = 1.0 / (1.0 + lPl)
     for o in range(B.shape[1]):
         for i in range(m):
             B[i, o] += pbuf[i] * (E[t, o] * g)
     for i in range(m):
-        st.pend[i] = pbuf[i]
+        pend[i] = pbuf[i]
     return g
 
 # %% ../nbs/07_kos_elm.ipynb #59f09473
 @njit(cache=True, fastmath=_FM, inline='always')
-def _ald_admit(st, inv_c, m, E, t, lPl, dis2, lbuf, pbuf):
-    """The RLS step on blockdiag(P, C) of an admitted sample: L gains the row [l', sqrt(dis2)], the new coordinate of
-    beta and the new row of P follow the update above with rho = dis2 + (1 + l'Pl) / C; the old block's rank-one
-    term is deferred (returns its factor 1 / (C rho)). lbuf holds l, pbuf P l."""
-    B = st.V
+def _ald_admit(B, pend, inv_c, m, E, t, lPl, dis2, pbuf):
+    """The RLS step on blockdiag(P, C) of an admitted sample, beta's part: the new coordinate of beta and the update
+    above with rho = dis2 + (1 + l'Pl) / C; the old block's rank-one term is deferred. pbuf holds P l. Returns
+    (g, rho, sqrt(dis2)), g = 1 / (C rho) the deferred term's factor."""
     rho = inv_c * (1.0 + lPl) + dis2
     sd = math.sqrt(dis2)
     g = inv_c / rho
@@ -666,15 +664,23 @@ def _ald_admit(st, inv_c, m, E, t, lPl, dis2, lbuf, pbuf):
         for i in range(m):
             B[i, o] += pbuf[i] * (E[t, o] * g)
         B[m, o] = sd * E[t, o] / rho
-    Lm, Pm = st.M[m], st.P[m]
+    for i in range(m):
+        pend[i] = pbuf[i]
+    pend[m] = 0.0
+    return g, rho, sd
+
+
+# %% ../nbs/07_kos_elm.ipynb #a7d2c4e1
+@njit(cache=True, fastmath=_FM, inline='always')
+def _ald_new_row(L, P, m, lPl, rho, sd, lbuf, pbuf):
+    "The admitted sample's rows: L gains [l', sqrt(dis2)] (l in lbuf), P the row [-(Pl)' sqrt(dis2), 1 + l'Pl] / rho."
+    Lm, Pm = L[m], P[m]
     for i in range(m):
         Lm[i] = lbuf[i]
         Pm[i] = -pbuf[i] * sd / rho
-        st.pend[i] = pbuf[i]
     Lm[m] = sd
     Pm[m] = (1.0 + lPl) / rho
-    st.pend[m] = 0.0
-    return g
+
 
 # %% ../nbs/07_kos_elm.ipynb #5a77b4ea
 @njit(cache=True, fastmath=_FM)
@@ -683,36 +689,38 @@ def _ald_run(X, Y, E, state, config, start):
     coordinates (state.M = L with L L' = Omega_D, state.V = beta = L'alpha); E[t] receives the a-priori errors.
 
     Per sample: the kernel row and eq. 11 (`_ald_project`), one pass over P that applies the deferred rank-one
-    term and forms P l (`_rls_pass`), the error e = y - l'beta, then `_ald_admit` or `_ald_reject`. `state` and
+    term and forms P l (`_rls_pass`), the error e = y - l'beta, then `_ald_admit` and `_ald_new_row` or `_ald_reject`. `state` and
     `config` are a `_KOSState` and a `_KOSConfig` as plain tuples. The rows from `start` on are processed; returns
     the row reached: len(X), or the row of a joining sample that finds the buffers full (the state then excludes it;
     grow them and call again from there)."""
     st, cf = _KOSState(*state), _KOSConfig(*config)
-    counts, lbuf, pbuf = st.counts, st.work[0], st.work[1]
-    m, cap = counts[_N_DICT], st.D.shape[0]
+    D, M, P, W, B, idx, pend, counts, fvals = st.D, st.M, st.P, st.W, st.V, st.idx, st.pend, st.counts, st.fvals
+    lbuf, pbuf = st.work[0], st.work[1]                       # the fields once: no tuple held across the calls
+    m, cap = counts[_N_DICT], D.shape[0]
     base = counts[_N_SEEN] - start                             # row t is sample base + t of the stream
-    scale = st.fvals[_PEND_SCALE]
+    scale = fvals[_PEND_SCALE]
     for t in range(start, X.shape[0]):
         x = X[t]
-        dis2, admit = _ald_project(st, cf, m, x, lbuf, pbuf)
+        dis2, admit = _ald_project(cf, D, M, W, counts, m, x, lbuf, pbuf)
         if admit and m == cap:
             counts[_N_DICT], counts[_N_SEEN] = m, base + t
-            st.fvals[_PEND_SCALE] = scale
+            fvals[_PEND_SCALE] = scale
             counts[_VERSION] += 1
             return t
-        _rls_pass(st.P, m, st.pend, scale, lbuf, pbuf)         # P up to date, pbuf = P l
+        _rls_pass(P, m, pend, scale, lbuf, pbuf)               # P up to date, pbuf = P l
         lPl = 0.0
         for i in range(m):
             lPl += lbuf[i] * pbuf[i]
-        _apriori_errors(lbuf, m, st.V, Y, E, t)                # f(x) = k'alpha = l'beta
+        _apriori_errors(lbuf, m, B, Y, E, t)                   # f(x) = k'alpha = l'beta
         if admit:
-            scale = _ald_admit(st, cf.inv_c, m, E, t, lPl, dis2, lbuf, pbuf)
-            _store_sample(st, m, x, base + t)
+            scale, rho, sd = _ald_admit(B, pend, cf.inv_c, m, E, t, lPl, dis2, pbuf)
+            _ald_new_row(M, P, m, lPl, rho, sd, lbuf, pbuf)
+            _store_sample(D, idx, m, x, base + t)
             m += 1
         else:
-            scale = _ald_reject(st, m, E, t, lPl, pbuf)
+            scale = _ald_reject(B, pend, m, E, t, lPl, pbuf)
     counts[_N_DICT], counts[_N_SEEN] = m, base + X.shape[0]
-    st.fvals[_PEND_SCALE] = scale
+    fvals[_PEND_SCALE] = scale
     counts[_VERSION] += 1
     return X.shape[0]
 
@@ -775,30 +783,30 @@ def _delete_row(A, size, j):
 
 # %% ../nbs/07_kos_elm.ipynb #6d6961a2
 @njit(cache=True, fastmath=_FM, inline='always')
-def _fb_project(st, cf, m, x, kbuf, lbuf, zbuf):
+def _fb_project(cf, D, U, counts, m, x, kbuf, lbuf, zbuf):
     """kbuf <- k (the kernel row of x), lbuf <- l = U k, zbuf <- z = U'l = Q k (line 5); returns the Schur
     complement r = 1/C + k(x,x) - l'l (line 6), clamped at 1/C and counted in `_N_EVENTS`."""
-    ktt = _krow(cf.kern, st.D, m, x, kbuf)
-    _lower_matvec(st.M, m, kbuf, lbuf)                     # l = U k
+    ktt = _krow(cf.kern, D, m, x, kbuf)
+    _lower_matvec(U, m, kbuf, lbuf)                     # l = U k
     s = 0.0
     for i in range(m):
         s += lbuf[i] * lbuf[i]
     r = cf.inv_c + ktt - s                                 # line 6
     if r < cf.inv_c:
         r = cf.inv_c
-        st.counts[_N_EVENTS] += 1
-    _lower_tmatvec(st.M, m, lbuf, zbuf)                    # z = U'l = Q k
+        counts[_N_EVENTS] += 1
+    _lower_tmatvec(U, m, lbuf, zbuf)                    # z = U'l = Q k
     return r
 
 # %% ../nbs/07_kos_elm.ipynb #0f1b6ba9
 @njit(cache=True, fastmath=_FM, inline='always')
-def _fb_leaving(st, m, E, t, r, window, zbuf):
+def _fb_leaving(alpha, diag, m, E, t, r, window, zbuf):
     """The element that leaves a full dictionary of m once the sample (a-priori errors E[t], Schur complement r,
     z in zbuf) joins: slot 0, the oldest (`window`), or the smallest leave-one-out error ||alpha_i|| / Q_ii after
     growth, the newcomer's being |e|. m means the newcomer itself."""
     if window:
         return 0
-    alpha, diag, n_out = st.alpha, st.diag, E.shape[1]
+    n_out = E.shape[1]
     best = 0.0
     for o in range(n_out):
         best += E[t, o] * E[t, o]                          # the new sample: (|e / r| / (1 / r))^2
@@ -816,39 +824,39 @@ def _fb_leaving(st, m, E, t, r, window, zbuf):
 
 # %% ../nbs/07_kos_elm.ipynb #d3bd5734
 @njit(cache=True, fastmath=_FM, inline='always')
-def _fb_append(st, m, Y, E, t, r, zbuf):
+def _fb_append(U, V, Yd, m, Y, E, t, r, zbuf):
     "Element m joins: U gains the row [z'/sqrt(r), -1/sqrt(r)], V the entries -E[t]/sqrt(r), Yd the targets Y[t]."
-    Um = st.M[m]
+    Um = U[m]
     sr = math.sqrt(r)
     for i in range(m):
         Um[i] = zbuf[i] / sr
     Um[m] = -1.0 / sr
-    for o in range(st.V.shape[1]):
-        st.V[m, o] = -E[t, o] / sr
-        st.Yd[m, o] = Y[t, o]
+    for o in range(V.shape[1]):
+        V[m, o] = -E[t, o] / sr
+        Yd[m, o] = Y[t, o]
 
 # %% ../nbs/07_kos_elm.ipynb #1a40f149
 @njit(cache=True, fastmath=_FM, inline='always')
-def _fb_grow(st, m, E, t, r, zbuf):
+def _fb_grow(alpha, diag, m, E, t, r, zbuf):
     "alpha and diag(Q) of the dictionary grown by element m (Table I line 9: alpha -= z e / r, new alpha e / r)."
-    for o in range(st.alpha.shape[1]):
+    for o in range(alpha.shape[1]):
         h = E[t, o] / r
         for i in range(m):
-            st.alpha[i, o] -= zbuf[i] * h
-        st.alpha[m, o] = h
+            alpha[i, o] -= zbuf[i] * h
+        alpha[m, o] = h
     for i in range(m):
-        st.diag[i] += zbuf[i] * zbuf[i] / r
-    st.diag[m] = 1.0 / r
+        diag[i] += zbuf[i] * zbuf[i] / r
+    diag[m] = 1.0 / r
 
 # %% ../nbs/07_kos_elm.ipynb #21c8baeb
 @njit(cache=True, fastmath=_FM, inline='always')
-def _fb_remove(st, m, j):
+def _fb_remove(U, V, D, Yd, idx, alpha, diag, m, j):
     "Element j of the m + 1 held leaves: rotated out of U and V, D, Yd and idx shifted, alpha and diag recomputed."
-    _drop_element(st.M, st.V, m + 1, j)
-    _delete_row(st.D, m + 1, j)
-    _delete_row(st.Yd, m + 1, j)
-    _delete_row(st.idx, m + 1, j)
-    _factor_products(st.M, m, st.V, st.alpha, st.diag)
+    _drop_element(U, V, m + 1, j)
+    _delete_row(D, m + 1, j)
+    _delete_row(Yd, m + 1, j)
+    _delete_row(idx, m + 1, j)
+    _factor_products(U, m, V, alpha, diag)
 
 # %% ../nbs/07_kos_elm.ipynb #c7500c7e
 @njit(cache=True, fastmath=_FM)
@@ -862,28 +870,30 @@ def _fb_run(X, Y, E, state, config):
     order; fvals accumulates the targets' sum and sum of squares. `state` and `config` are a `_KOSState` and a
     `_KOSConfig` as plain tuples."""
     st, cf = _KOSState(*state), _KOSConfig(*config)
+    D, U, V, Yd, idx, alpha, diag = st.D, st.M, st.V, st.Yd, st.idx, st.alpha, st.diag
     counts, fvals, kbuf, lbuf, zbuf = st.counts, st.fvals, st.work[0], st.work[1], st.work[2]
+    # the fields once, as locals: no tuple of arrays is held across the per-sample calls
     m, n_seen = counts[_N_DICT], counts[_N_SEEN]
     window = cf.mode == _MODE_WINDOW
     for t in range(X.shape[0]):
         x = X[t]
-        r = _fb_project(st, cf, m, x, kbuf, lbuf, zbuf)
-        _apriori_errors(lbuf, m, st.V, Y, E, t)                # k'alpha = (U k)'(U Yd)
+        r = _fb_project(cf, D, U, counts, m, x, kbuf, lbuf, zbuf)
+        _apriori_errors(lbuf, m, V, Y, E, t)                   # k'alpha = (U k)'(U Yd)
         for o in range(Y.shape[1]):
             fvals[_SUM_Y] += Y[t, o]
             fvals[_SUM_Y2] += Y[t, o] * Y[t, o]
         j = m
         if m == cf.max_size:
-            j = _fb_leaving(st, m, E, t, r, window, zbuf)
+            j = _fb_leaving(alpha, diag, m, E, t, r, window, zbuf)
             if j == m:                                         # the new sample leaves at once: nothing changes
                 continue
-        _fb_append(st, m, Y, E, t, r, zbuf)
-        _store_sample(st, m, x, n_seen + t)
+        _fb_append(U, V, Yd, m, Y, E, t, r, zbuf)
+        _store_sample(D, idx, m, x, n_seen + t)
         if j == m:
-            _fb_grow(st, m, E, t, r, zbuf)
+            _fb_grow(alpha, diag, m, E, t, r, zbuf)
             m += 1
         else:
-            _fb_remove(st, m, j)
+            _fb_remove(U, V, D, Yd, idx, alpha, diag, m, j)
     counts[_N_DICT], counts[_N_SEEN] = m, n_seen + X.shape[0]
     counts[_VERSION] += 1
 
