@@ -689,8 +689,8 @@ def _ald_run(X, Y, E, state, config, start):
     coordinates (state.M = L with L L' = Omega_D, state.V = beta = L'alpha); E[t] receives the a-priori errors.
 
     Per sample: the kernel row and eq. 11 (`_ald_project`), one pass over P that applies the deferred rank-one
-    term and forms P l (`_rls_pass`), the error e = y - l'beta, then `_ald_admit` and `_ald_new_row` or `_ald_reject`. `state` and
-    `config` are a `_KOSState` and a `_KOSConfig` as plain tuples. The rows from `start` on are processed; returns
+    term and forms P l (`_rls_pass`), the error e = y - l'beta, then `_ald_admit` and `_ald_new_row` or
+    `_ald_reject`. `state` and `config` are a `_KOSState` and a `_KOSConfig` as plain tuples. The rows from `start` on are processed; returns
     the row reached: len(X), or the row of a joining sample that finds the buffers full (the state then excludes it;
     grow them and call again from there)."""
     st, cf = _KOSState(*state), _KOSConfig(*config)
