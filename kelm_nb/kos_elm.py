@@ -690,9 +690,9 @@ def _ald_run(X, Y, E, state, config, start):
 
     Per sample: the kernel row and eq. 11 (`_ald_project`), one pass over P that applies the deferred rank-one
     term and forms P l (`_rls_pass`), the error e = y - l'beta, then `_ald_admit` and `_ald_new_row` or
-    `_ald_reject`. `state` and `config` are a `_KOSState` and a `_KOSConfig` as plain tuples. The rows from `start` on are processed; returns
-    the row reached: len(X), or the row of a joining sample that finds the buffers full (the state then excludes it;
-    grow them and call again from there)."""
+    `_ald_reject`. `state` and `config` are a `_KOSState` and a `_KOSConfig` as plain tuples. The rows from
+    `start` on are processed; returns the row reached: len(X), or the row of a joining sample that finds the buffers
+    full (the state then excludes it; grow them and call again from there)."""
     st, cf = _KOSState(*state), _KOSConfig(*config)
     D, M, P, W, B, idx, pend, counts, fvals = st.D, st.M, st.P, st.W, st.V, st.idx, st.pend, st.counts, st.fvals
     lbuf, pbuf = st.work[0], st.work[1]                       # the fields once: no tuple held across the calls
