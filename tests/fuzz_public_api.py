@@ -209,9 +209,14 @@ def fuzz_functions():
         run()
 
 
-if __name__ == '__main__':
-    fuzz_estimators()
-    fuzz_functions()
+def write_counts():
+    "Write the counts and the first failures as JSON to `OUT`, and print the counts."
     with open(OUT, 'w') as f:
         json.dump({**COUNTS, 'failure_examples': FAILURES[:50]}, f, indent=1)
     print(json.dumps(COUNTS))
+
+
+if __name__ == '__main__':
+    fuzz_estimators()
+    fuzz_functions()
+    write_counts()

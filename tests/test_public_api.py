@@ -13,7 +13,8 @@ from sklearn.base import BaseEstimator
 import kelm_nb
 
 ROOT = Path(kelm_nb.__file__).resolve().parent
-LIBRARY = ['kelm_nb.validation', 'kelm_nb.calibration', 'kelm_nb.core', 'kelm_nb.kernels', 'kelm_nb.esvr', 'kelm_nb.nu_oelm', 'kelm_nb.mkl',
+LIBRARY = ['kelm_nb.validation', 'kelm_nb.calibration', 'kelm_nb.core',
+           'kelm_nb.kernels', 'kelm_nb.esvr', 'kelm_nb.nu_oelm', 'kelm_nb.mkl',
            'kelm_nb.kos_elm']
 MODULES = ['kelm_nb.datasets', 'kelm_nb.experiments', *LIBRARY, 'kelm_nb.bench', 'kelm_nb.cli'] + \
     [f'kelm_nb.papers.{p.stem}' for p in sorted((ROOT / 'papers').glob('*.py')) if p.stem != '__init__']
