@@ -1018,6 +1018,17 @@ def _ridge_from_normal_equations(ne, C, center='both'):
                  'none': lambda: np.zeros_like(t_mean)}[center]()
     return beta, (float(intercept) if np.ndim(intercept) == 0 else intercept)
 
+# %% ../nbs/02_core.ipynb #4af610f4
+def _inverse_diagonal(L_inv, block=64):
+    """$\\mathrm{diag}(\\mathbf A^{-1})$ from $\\mathbf L^{-1}$, $\\mathbf A = \\mathbf L\\mathbf L^\\top$: the squared
+    column norms of the lower triangle (the strict upper triangle may hold other data), in column blocks."""
+    n = L_inv.shape[0]
+    d = np.empty(n)
+    for j in range(0, n, block):
+        part = np.tril(L_inv[j:, j:j + block])
+        d[j:j + block] = np.einsum('ij,ij->j', part, part)
+    return d
+
 # %% ../nbs/02_core.ipynb #7815927d
 def _kernel_ridge_loo(K, T, C, fit_intercept):
     """`(alpha, b, loo)`: dual coefficients, intercept and leave-one-out predictions of kernel ridge regression (with
@@ -1028,7 +1039,7 @@ def _kernel_ridge_loo(K, T, C, fit_intercept):
     F = _add_to_diagonal(K, 1.0 / C)
     F = F.T if F.flags.c_contiguous else F          # symmetric: a Fortran-ordered view LAPACK works in
     diagonal = F.diagonal().copy()
-    potrf, potri = scipy.linalg.get_lapack_funcs(('potrf', 'potri'), (F,))
+    potrf, trtri = scipy.linalg.get_lapack_funcs(('potrf', 'trtri'), (F,))
     with limit_blas_threads(1 if n >= _THREADED_POTRF_MAX else None):
         factor, info = potrf(F, lower=True, overwrite_a=True, clean=False)
     if info != 0:
@@ -1040,8 +1051,7 @@ def _kernel_ridge_loo(K, T, C, fit_intercept):
     ones = Z[:, -1]
     b = Z[:, :-1].sum(axis=0) / ones.sum() if fit_intercept else np.zeros(T2.shape[1])
     alpha = Z[:, :-1] - np.outer(ones, b)
-    inverse, _ = potri(factor, lower=True, overwrite_c=True)
-    d = inverse.diagonal().copy()
+    d = _inverse_diagonal(trtri(factor, lower=1, overwrite_c=1)[0])
     if fit_intercept:
         d -= ones ** 2 / ones.sum()
     return alpha, b, T2 - alpha / d[:, None]
