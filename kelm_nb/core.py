@@ -1279,6 +1279,11 @@ def _calibrate(est, X, y, T):
         rows = _calibration_rows(len(y))
         X, y, T = X[rows], y[rows], T[rows]
         scores = _primal_loo(state[1], est.C, est.fit_intercept, X, T)
+    missing = np.setdiff1d(est.classes_, y)
+    if missing.size:             # a class given to `fit_blocks` that no calibration row has: nothing to fit
+        warnings.warn(f"predict_proba is not available: classes {missing.tolist()} have no row among the "
+                      f"{len(y)} rows its calibration uses", UserWarning, stacklevel=3)
+        return est
     if scores is None:
         scores = _internal_fold_scores(est, X, y, T)
     est.calibration_ = fit_decision_calibration(scores, y, est.classes_)

@@ -384,3 +384,13 @@ def test_memory_limits_read_the_cgroup(monkeypatch):
     assert core.available_memory() <= 2 * 2 ** 30
     with pytest.raises(ValueError, match='the tightest limit: cgroup memory limit'):
         check_memory(2 * 2 ** 30, 'a 2 GiB plan')
+
+
+def test_a_class_without_rows_leaves_no_probabilities():
+    "A class named in fit_blocks' classes but absent from the data: the fit works, predict_proba is refused, warned."
+    X, y = make_moons(200, noise=0.3, random_state=0)
+    with pytest.warns(UserWarning, match=r"classes \[2\] have no row"):
+        est = ELMClassifier(20, random_state=0).fit_blocks([(X[:100], y[:100]), (X[100:], y[100:])], classes=[0, 1, 2])
+    assert est.predict(X).shape == (200,) and not hasattr(est, 'calibration_')
+    with pytest.raises(Exception, match='calibration_|not fitted'):
+        est.predict_proba(X)
