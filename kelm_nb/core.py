@@ -23,13 +23,15 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.blas
 from numba import njit, prange
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin, clone
+from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from .calibration import ProbabilityMixin, fit_decision_calibration
 from .validation import (
     POSITIVE, POSITIVE_INT, _as_array, _check_bool, _check_finite, _check_lengths, _check_range, _check_rows,
     _check_shape_2d, _validate_constraints, _validate_fit, _validate_predict, check_array_2d, check_positive,
@@ -170,11 +172,18 @@ def hidden_output(X, W, b, activation):
     Returns
     -------
     ndarray of shape (n_samples, L)
+
+    Raises
+    ------
+    ValueError
+        If W or b holds a NaN or an infinity (the output would be NaN), or the shapes do not chain.
     """
     X, W, b = _as_array(X, 'X'), _as_array(W, 'W'), _as_array(b, 'b', ndim=(1,))
     if X.shape[1] != W.shape[0] or b.shape[0] != W.shape[1]:
         raise ValueError(f"shapes do not chain: X {X.shape}, W {W.shape}, b {b.shape} (need X.shape[1] == "
                          "W.shape[0] and len(b) == W.shape[1])")
+    _check_finite(W, 'W')
+    _check_finite(b, 'b')
     if not callable(activation) and activation not in ACTIVATIONS:
         raise ValueError(f"activation must be a callable or one of {sorted(ACTIVATIONS)}, got {activation!r}")
     return _hidden_output_checked(X, W.astype(X.dtype, copy=False), np.ascontiguousarray(b, dtype=X.dtype), activation)
@@ -805,50 +814,90 @@ def compute_kernel(X, Z, kernel, gamma=None, degree=3, coef0=1.0, kernel_params=
         raise ValueError(f"kernel returned a matrix of shape {K.shape}, expected {(X.shape[0], Z.shape[0])}")
     return K
 
-# %% ../nbs/02_core.ipynb #c3d2504c
-def available_memory():
-    """Bytes of memory the operating system reports as available (`MemAvailable` of `/proc/meminfo`), or None.
+# %% ../nbs/02_core.ipynb #5d538703
+def _read_int(path):
+    "The first whitespace-separated integer of the file `path`, or None ('max', missing, unreadable)."
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
-    Returns
-    -------
-    int or None
-        None where the figure cannot be read (not Linux)
-        callers then skip their memory checks.
-    """
+def _memory_limits():
+    """`{limit name: bytes still available}` for the limits this process can read: `MemAvailable`, the room left
+    under `RLIMIT_AS`, and the room left in the cgroup (v2, else v1; a v1 limit near 2**63 means none)."""
+    limits = {}
     try:
         with open('/proc/meminfo') as f:
             for line in f:
                 if line.startswith('MemAvailable:'):
-                    return int(line.split()[1]) * 1024
+                    limits['MemAvailable'] = int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    return None
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        size = _read_int('/proc/self/statm')
+        if soft != resource.RLIM_INFINITY and size is not None:
+            limits['RLIMIT_AS'] = max(soft - size * resource.getpagesize(), 0)
+    except (ImportError, OSError, ValueError):
+        pass
+    v1 = '/sys/fs/cgroup/memory/memory.'
+    for limit, usage in (('/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory.current'),
+                         (v1 + 'limit_in_bytes', v1 + 'usage_in_bytes')):
+        cap, used = _read_int(limit), _read_int(usage)
+        if cap is not None and used is not None and cap < 2 ** 62:
+            limits['cgroup memory limit'] = max(cap - used, 0)
+            break
+    return limits
+
+# %% ../nbs/02_core.ipynb #c3d2504c
+def available_memory():
+    """Bytes this process can still allocate: the smallest of `MemAvailable` (`/proc/meminfo`), the room under its
+    address-space limit (`RLIMIT_AS` less its current virtual size) and the room in its cgroup (`memory.max` less
+    `memory.current`, or cgroup v1's `memory.limit_in_bytes` less `memory.usage_in_bytes`), or None.
+
+    Returns
+    -------
+    int or None
+        None where no limit can be read (not Linux)
+        callers then skip their memory checks.
+    """
+    limits = _memory_limits()
+    return min(limits.values()) if limits else None
 
 # %% ../nbs/02_core.ipynb #bdf1b12c
 def check_memory(n_bytes, what, remedy='', fraction=0.8):
     """Raise a `ValueError` when allocating `n_bytes` for `what` would exceed `fraction` of the available memory.
 
+    Call it with the bytes of every large array a computation allocates (its whole plan), before the first one.
+
     Parameters
     ----------
     n_bytes : int
-        Size of the planned allocation in bytes.
+        Size of the planned allocations in bytes.
     what : str
         What is allocated, for the message (e.g. "the 40000 x 40000 kernel matrix").
     remedy : str, default=''
         What the user can do instead, appended to the message.
     fraction : float, default=0.8
-        Share of the available memory one allocation may take.
+        Share of the available memory the plan may take.
 
     Examples
     --------
     >>> check_memory(1024, 'a small buffer')   # fits: returns None
     """
-    available = available_memory()
-    if available is None or n_bytes <= fraction * available:
+    limits = _memory_limits()
+    if not limits:
+        return
+    binding = min(limits, key=limits.get)
+    available = limits[binding]
+    if n_bytes <= fraction * available:
         return
     gib = 2.0 ** 30
-    raise ValueError(f"{what} needs {n_bytes / gib:.1f} GiB but {available / gib:.1f} GiB of memory is available"
-                     + (f"; {remedy}" if remedy else ''))
+    raise ValueError(f"{what} needs {int(n_bytes)} bytes ({n_bytes / gib:.1f} GiB) but {available} bytes "
+                     f"({available / gib:.1f} GiB) are available (the tightest limit: {binding}; a plan may take "
+                     f"{fraction:.0%} of it)" + (f"; {remedy}" if remedy else ''))
 
 # %% ../nbs/02_core.ipynb #4c6907c0
 PREDICT_CHUNK_BYTES = 64 * 2 ** 20   # the largest query-by-training kernel block a prediction builds at once
@@ -969,6 +1018,67 @@ def _ridge_from_normal_equations(ne, C, center='both'):
                  'none': lambda: np.zeros_like(t_mean)}[center]()
     return beta, (float(intercept) if np.ndim(intercept) == 0 else intercept)
 
+# %% ../nbs/02_core.ipynb #4af610f4
+def _inverse_diagonal(L_inv, block=64):
+    """$\\mathrm{diag}(\\mathbf A^{-1})$ from $\\mathbf L^{-1}$, $\\mathbf A = \\mathbf L\\mathbf L^\\top$: the squared
+    column norms of the lower triangle (the strict upper triangle may hold other data), in column blocks."""
+    n = L_inv.shape[0]
+    d = np.empty(n)
+    for j in range(0, n, block):
+        part = np.tril(L_inv[j:, j:j + block])
+        d[j:j + block] = np.einsum('ij,ij->j', part, part)
+    return d
+
+# %% ../nbs/02_core.ipynb #7815927d
+def _kernel_ridge_loo(K, T, C, fit_intercept):
+    """`(alpha, b, loo)`: dual coefficients, intercept and leave-one-out predictions of kernel ridge regression (with
+    the LS-SVM bias when `fit_intercept`), from one Cholesky factor of $K + I/C$ computed in K's memory (K is
+    overwritten). None, with K restored, when the matrix is not numerically positive definite."""
+    T2 = np.asarray(T, dtype=np.float64).reshape(len(T), -1)
+    n = K.shape[0]
+    F = _add_to_diagonal(K, 1.0 / C)
+    F = F.T if F.flags.c_contiguous else F          # symmetric: a Fortran-ordered view LAPACK works in
+    diagonal = F.diagonal().copy()
+    potrf, trtri = scipy.linalg.get_lapack_funcs(('potrf', 'trtri'), (F,))
+    with limit_blas_threads(1 if n >= _THREADED_POTRF_MAX else None):
+        factor, info = potrf(F, lower=True, overwrite_a=True, clean=False)
+    if info != 0:
+        _restore_after_failed_potrf(F, diagonal)
+        _add_to_diagonal(F, -1.0 / C)
+        return None
+    Z = _finite_solution(scipy.linalg.cho_solve((factor, True), np.column_stack([T2, np.ones(n)]),
+                                                check_finite=False))
+    ones = Z[:, -1]
+    b = Z[:, :-1].sum(axis=0) / ones.sum() if fit_intercept else np.zeros(T2.shape[1])
+    alpha = Z[:, :-1] - np.outer(ones, b)
+    d = _inverse_diagonal(trtri(factor, lower=1, overwrite_c=1)[0])
+    if fit_intercept:
+        d -= ones ** 2 / ones.sum()
+    return alpha, b, T2 - alpha / d[:, None]
+
+# %% ../nbs/02_core.ipynb #86baee71
+def _primal_loo(model, C, fit_intercept, X, T):
+    """Leave-one-out predictions of the rows `X` (targets `T`) of the ridge fit `model = (transform, stats, beta,
+    intercept)` on features `transform(X)` whose `NormalEquations` over all training rows are `stats`; None when
+    $H^\\top H + I/C$ is not numerically positive definite."""
+    transform, stats, beta, intercept = model
+    G = _add_to_diagonal(stats.gram(centered=fit_intercept), 1.0 / C)
+    try:
+        factor = scipy.linalg.cholesky(G, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+    T2, beta2 = np.asarray(T, dtype=np.float64).reshape(len(T), -1), beta.reshape(len(beta), -1)
+    out = np.empty(T2.shape)
+    for rows in row_chunks(len(X), 8 * len(beta2)):
+        H = np.asarray(transform(X[rows]), dtype=np.float64)
+        residual = T2[rows] - (H @ beta2 + intercept)
+        if fit_intercept:
+            H = H - stats.h_mean
+        V = scipy.linalg.solve_triangular(factor, H.T, lower=True, check_finite=False)
+        leverage = np.einsum('ij,ij->j', V, V) + (1.0 / stats.n if fit_intercept else 0.0)
+        out[rows] = T2[rows] - residual / (1.0 - leverage)[:, None]
+    return out
+
 # %% ../nbs/02_core.ipynb #2c29c28d
 def _elm_solution(layer, X, T, C, fit_intercept):
     """Output weights `beta` and intercept of the (regularised) ELM on the hidden layer `layer`.
@@ -1053,7 +1163,9 @@ class BlockwiseFitMixin:
     def fit_blocks(self, blocks, classes=None):
         """Fit from an iterable of `(X_block, y_block)` pairs — chunks read from disk, a generator — holding one
         block at a time: the same model as `fit` on the concatenated blocks (the hidden-layer sums of every block
-        are added up, then solved once). For data in a Dask array, pass the array to `fit` instead.
+        are added up, then solved once). For data in a Dask array, pass the array to `fit` instead. A classifier with
+        probabilities calibrates them on the exact leave-one-out scores of a uniform sample of at most 5000 of the
+        blocks' rows (kept while the blocks stream past).
 
         Parameters
         ----------
@@ -1072,13 +1184,19 @@ class BlockwiseFitMixin:
         except StopIteration:
             raise ValueError("blocks is empty: no (X_block, y_block) pair to fit") from None
         encode = self._block_targets(classes)
+        sample = _RowSample() if isinstance(self, ProbabilityMixin) else None
         def accumulate(transform, width):
             ne = None
             for Xb, yb in itertools.chain([first], pairs):   # each user block in sub-blocks of H of at most 32 MB
                 part = normal_equations(transform, Xb, encode(yb), width)
                 ne = part if ne is None else ne + part
+                if sample is not None: sample.add(Xb, yb)
             return ne
-        return self._fit_normal_equations(first[0], accumulate)
+        self._fit_normal_equations(first[0], accumulate)
+        if sample is None:
+            self.__dict__.pop('_loo_state', None)
+            return self
+        return _calibrate(self, sample.X, sample.y, encode(sample.y))
 
 # %% ../nbs/02_core.ipynb #095fde83
 def _one_vs_all(y, classes):
@@ -1092,20 +1210,91 @@ def _one_vs_all(y, classes):
 
 # %% ../nbs/02_core.ipynb #082869df
 def _fit_one_vs_all_dask(est, X, y):
-    "`fit` of a one-vs-all classifier `est` on Dask arrays: targets encoded per chunk, sums reduced on the cluster."
+    """`fit` of a one-vs-all classifier `est` on Dask arrays: the classes found by Dask's own `unique` (only the
+    distinct labels reach the client), targets encoded per chunk, sums reduced on the cluster; the probabilities of
+    a classifier that has them are calibrated on the rows of `_calibration_rows` (at most 5000, fetched alone)."""
+    import dask
     import dask.array as da
     y = da.asarray(y)
-    classes = np.unique(y.compute())
+    classes = np.asarray(da.unique(y).compute())
+    est._check_classes(classes)
     T = y.map_blocks(_one_vs_all, classes, dtype=np.float64, new_axis=1,
                      chunks=(y.chunks[0], (1 if len(classes) == 2 else len(classes),)))
-    est._check_classes(classes)
     est._fit_normal_equations(X, lambda transform, width: dask_normal_equations(transform, X, T, width))
     est.classes_ = classes
+    if isinstance(est, ProbabilityMixin):
+        rows = _calibration_rows(y.shape[0])
+        Xs, ys = dask.compute(X[rows], y[rows])
+        return _calibrate(est, np.asarray(Xs, dtype=np.float64), np.asarray(ys), _one_vs_all(ys, classes))
+    est.__dict__.pop('_loo_state', None)
+    return est
+
+# %% ../nbs/02_core.ipynb #0d0ec3b9
+_CALIBRATION_ROWS = 5000    # rows a fit from sums scores for the calibration of its probabilities
+
+def _calibration_rows(n):
+    "All `n` row indices, or a sorted uniform sample of `_CALIBRATION_ROWS` of them (a fixed seed: reproducible)."
+    if n <= _CALIBRATION_ROWS:
+        return np.arange(n)
+    return np.sort(np.random.RandomState(0).choice(n, _CALIBRATION_ROWS, replace=False))
+
+class _RowSample:
+    "A uniform sample of at most `_CALIBRATION_ROWS` rows of a stream of blocks: the rows of smallest random keys."
+    def __init__(self):
+        self.rng, self.keys, self.X, self.y = np.random.RandomState(0), np.empty(0), None, None
+
+    def add(self, Xb, yb):
+        keys = np.concatenate([self.keys, self.rng.random_sample(len(Xb))])
+        X = Xb if self.X is None else np.concatenate([self.X, Xb])
+        y = np.asarray(yb) if self.y is None else np.concatenate([self.y, yb])
+        keep = np.argsort(keys, kind='stable')[:_CALIBRATION_ROWS]
+        self.keys, self.X, self.y = keys[keep], X[keep], y[keep]
+
+# %% ../nbs/02_core.ipynb #31b73da7
+def _internal_fold_scores(est, X, y, T):
+    """Out-of-fold decision values of `est`'s model class on at most 5 stratified internal folds, each fold fitted
+    with `_fit_targets` (so no fold calibrates itself): the fallback where no closed form applies."""
+    n_folds = min(5, int(np.unique(y, return_counts=True)[1].min()))
+    cv = (StratifiedKFold(n_folds, shuffle=True, random_state=0) if n_folds >= 2
+          else KFold(min(5, len(y)), shuffle=True, random_state=0))
+    pairwise = est.__sklearn_tags__().input_tags.pairwise
+    scores = np.empty(T.shape)
+    for train, test in cv.split(X, y):
+        model = clone(est)._fit_targets(X[np.ix_(train, train)] if pairwise else X[train], T[train])
+        model.__dict__.pop('_loo_state', None)
+        query = X[np.ix_(test, train)] if pairwise else X[test]
+        scores[test] = np.asarray(model._decision(query)).reshape(len(test), -1)
+    return scores
+
+# %% ../nbs/02_core.ipynb #844e5e47
+def _calibrate(est, X, y, T):
+    """Fit `est.calibration_` (for a classifier with `ProbabilityMixin`) on out-of-sample decision values of its
+    training rows `X`, labels `y`, ±1 targets `T`: the leave-one-out scores its fit left in `_loo_state` — of every
+    row, or, after a fit from sums, of a sample of `_CALIBRATION_ROWS` rows — else internal folds."""
+    state = est.__dict__.pop('_loo_state', None)
+    if not isinstance(est, ProbabilityMixin):
+        return est
+    scores = state[1] if state is not None and state[0] == 'scores' else None
+    if state is not None and state[0] == 'sums':
+        rows = _calibration_rows(len(y))
+        X, y, T = X[rows], y[rows], T[rows]
+        scores = _primal_loo(state[1], est.C, est.fit_intercept, X, T)
+    missing = np.setdiff1d(est.classes_, y)
+    if missing.size:             # a class given to `fit_blocks` that no calibration row has: nothing to fit
+        warnings.warn(f"predict_proba is not available: classes {missing.tolist()} have no row among the "
+                      f"{len(y)} rows its calibration uses", UserWarning, stacklevel=3)
+        return est
+    if scores is None:
+        scores = _internal_fold_scores(est, X, y, T)
+    est.calibration_ = fit_decision_calibration(scores, y, est.classes_)
     return est
 
 # %% ../nbs/02_core.ipynb #17e65674
 class OneVsAllClassifierMixin(ClassifierMixin):
-    "`fit`/`decision_function`/`predict` on one-vs-all ±1 targets, for a model class with `_fit_targets`/`_decision`."
+    """`fit`/`decision_function`/`predict` on one-vs-all ±1 targets, for a model class with `_fit_targets`/`_decision`.
+
+    With `ProbabilityMixin` first among the bases, `fit` also calibrates `predict_proba` (`_calibrate`): on the
+    leave-one-out scores a `_fit_targets` leaves in `_loo_state`, else on internal folds of `_fit_targets`."""
     @keep_state_on_error
     def fit(self, X, y):
         """Fit the classifier to inputs `X` (n_samples, n_features) and labels `y` of any type (Dask arrays for the
@@ -1121,7 +1310,7 @@ class OneVsAllClassifierMixin(ClassifierMixin):
         T, classes = encode_labels(y)
         self._fit_targets(X, T)
         self.classes_ = classes
-        return self
+        return _calibrate(self, X, y, T)
 
     @staticmethod
     def _check_classes(classes):
@@ -1165,6 +1354,15 @@ def _elm_decision(est, X):
         out[rows] = H @ est.coef_ + est.intercept_
     return out
 
+# %% ../nbs/02_core.ipynb #01dc4fe6
+def _elm_plan_bytes(n, L, n_outputs):
+    """Bytes of the large arrays an ELM fit of `n` rows and `L` hidden units allocates: for N >= L the L x L moment,
+    its solve copy and the factor of the leave-one-out scores, plus a 32 MB block of H; for N < L, H, its centred
+    copy and the N x N system."""
+    if n >= L:
+        return 8 * (3 * L * L + 2 * L * n_outputs) + 2 ** 25
+    return 8 * (2 * n * L + 2 * n * n + 3 * n * n_outputs)
+
 # %% ../nbs/02_core.ipynb #26528b15
 def _elm_fit_sums(est, X, accumulate):
     "The blockwise fit of the ELM `est`: `accumulate(transform, width)` returns the hidden layer's `NormalEquations`."
@@ -1172,9 +1370,32 @@ def _elm_fit_sums(est, X, accumulate):
     if est.C is None:
         raise ValueError("C=None (the pseudo-inverse) needs the whole H; a blockwise fit needs a finite C")
     layer = est._layer(_first_rows(X))
+    check_memory(_elm_plan_bytes(layer.n_hidden, layer.n_hidden, 1), f"the normal equations of {layer.n_hidden} "
+                 "hidden units", "use fewer hidden units")
     ne = accumulate(layer.transform, layer.n_hidden)
     est.coef_, est.intercept_ = _ridge_from_normal_equations(ne, est.C, 'both' if est.fit_intercept else 'none')
     est.hidden_layer_, est.n_features_in_ = layer, layer.n_features_in_
+    if isinstance(est, ClassifierMixin):      # the statistics its leave-one-out scores need (`_calibrate`)
+        est._loo_state = ('sums', (layer.transform, ne, est.coef_, est.intercept_))
+    return est
+
+# %% ../nbs/02_core.ipynb #4fe8772a
+def _elm_fit_scored(est, layer, X, T):
+    """The ELM fit of the classifier `est` on the hidden layer `layer`, leaving the leave-one-out scores of its
+    probabilities in `_loo_state`: the primal from `NormalEquations` when N >= L, else the dual on
+    $K = HH^\\top$ with the LS-SVM bias (the same model: ridge regression with an unpenalised intercept)."""
+    if X.shape[0] >= layer.n_hidden:
+        return _elm_fit_sums(est, X, lambda transform, width: normal_equations(transform, X, T, width))
+    H = layer.transform(X)
+    _check_finite(H, 'the hidden layer output H')
+    fitted = _kernel_ridge_loo(_blas_matmul(H, H.T), T, est.C, est.fit_intercept)
+    if fitted is None:
+        est.coef_, est.intercept_ = _elm_solution(layer, X, T, est.C, est.fit_intercept)
+    else:
+        alpha, est.intercept_, loo = fitted
+        est.coef_ = H.T @ alpha
+        est._loo_state = ('scores', loo)
+    est.hidden_layer_, est.n_features_in_ = layer, X.shape[1]
     return est
 
 # %% ../nbs/02_core.ipynb #2ea20974
@@ -1202,6 +1423,11 @@ class _ELMBase(BaseEstimator):
     def _fit_targets(self, X, T):
         self._check_params()
         layer = self._layer(X)
+        check_memory(_elm_plan_bytes(X.shape[0], layer.n_hidden, T.reshape(len(T), -1).shape[1]),
+                     f"an ELM fit of {X.shape[0]} rows and {layer.n_hidden} hidden units",
+                     "use fewer hidden units, or fit_blocks / a Dask array (memory O(L^2) plus one block)")
+        if isinstance(self, ClassifierMixin) and self.C is not None:
+            return _elm_fit_scored(self, layer, X, T)
         self.coef_, self.intercept_ = _elm_solution(layer, X, T, self.C, self.fit_intercept)
         self.hidden_layer_ = layer
         return self
@@ -1264,7 +1490,7 @@ class ELMRegressor(BlockwiseFitMixin, TargetRegressorMixin, _ELMBase):
                          weight_scale, bias_scale, random_state)
 
 # %% ../nbs/02_core.ipynb #589a0730
-class ELMClassifier(BlockwiseFitMixin, OneVsAllClassifierMixin, _ELMBase):
+class ELMClassifier(ProbabilityMixin, BlockwiseFitMixin, OneVsAllClassifierMixin, _ELMBase):
     """ELM classifier: ridge regression of one-vs-all ±1 targets on random hidden features; the largest
     output wins (Huang et al. 2012).
 
@@ -1293,11 +1519,17 @@ class ELMClassifier(BlockwiseFitMixin, OneVsAllClassifierMixin, _ELMBase):
     intercept_ : float or ndarray of shape (n_outputs,)
     n_features_in_ : int
     classes_ : ndarray of shape (n_classes,)
+    calibration_ : CalibratedClassifierCV
+        The calibration of the decision values behind `predict_proba`.
 
     Notes
     -----
     Memory is $O(L^2)$ plus one block of rows, as for `ELMRegressor`; `fit` also takes Dask arrays and
     `fit_blocks` any iterable of `(X_block, y_block)` pairs (with `classes`).
+
+    `predict_proba` is Platt's sigmoid fitted on the exact leave-one-out decision values of the training rows (closed
+    form from the fit's factorisation; a uniform sample of 5000 rows after a fit from blocks or Dask). As for
+    `SVC(probability=True)`, its argmax can differ from `predict` near a decision boundary.
 
     Examples
     --------
@@ -1353,21 +1585,26 @@ class NystroemMap:
 def _kernel_elm_exact(est, X, T):
     "The exact kernel ELM fit (5) of `est`: the N x N kernel matrix (or the precomputed one) and one Cholesky solve."
     n = X.shape[0]
-    if est.kernel == 'precomputed':
-        if X.shape[0] != X.shape[1]:
-            raise ValueError(f"X must be a square (n_samples, n_samples) Gram matrix when kernel='precomputed', "
-                             f"got shape {X.shape}")
-        K = np.array(X, dtype=np.float64)
-    else:
-        check_memory(8 * n * n, f"the {n} x {n} kernel matrix of kernel ELM",
-                     "use solver='nystrom' (memory O(N m)), or an ELM whose memory is O(L^2)")
-        K = est._kernel(X, X)
+    if est.kernel == 'precomputed' and X.shape[0] != X.shape[1]:
+        raise ValueError(f"X must be a square (n_samples, n_samples) Gram matrix when kernel='precomputed', "
+                         f"got shape {X.shape}")
+    # the whole plan: K (factorised and inverted in place) and the right-hand sides, solution and scores
+    check_memory(8 * n * n + 8 * n * (3 * T.reshape(n, -1).shape[1] + 4),
+                 f"the {n} x {n} kernel matrix of kernel ELM and its solve",
+                 "use solver='nystrom' with n_components=m (memory O(N m), also blockwise on a Dask array), "
+                 "or an ELM (memory O(L^2), with fit_blocks or a Dask array)")
+    K = np.array(X, dtype=np.float64) if est.kernel == 'precomputed' else est._kernel(X, X)
+    est.X_fit_ = X
+    fitted = _kernel_ridge_loo(K, T, est.C, est.fit_intercept) if isinstance(est, ClassifierMixin) else None
+    if fitted is not None:                    # a classifier: its leave-one-out scores from the same factor
+        est.dual_coef_, est.intercept_, loo = fitted
+        est._loo_state = ('scores', loo)
+        return est
     if est.fit_intercept:
         est.dual_coef_, est.intercept_ = kernel_ridge_with_bias(K, T, est.C, overwrite_k=True)
     else:
         est.dual_coef_ = kernel_ridge_solve(K, T, est.C, overwrite_k=True)
         est.intercept_ = 0.0 if T.ndim == 1 else np.zeros(T.shape[1])
-    est.X_fit_ = X
     return est
 
 # %% ../nbs/02_core.ipynb #fadcdb0a
@@ -1382,10 +1619,12 @@ def _nystrom_fit(est, X, accumulate):
     landmarks = np.asarray(landmarks.compute() if hasattr(landmarks, 'compute') else landmarks, dtype=np.float64)
     feature_map = NystroemMap(est._kernel, landmarks)
     ne = accumulate(functools.partial(est._kernel, Z=landmarks), len(landmarks))
-    beta, est.intercept_ = _ridge_from_normal_equations(ne.in_basis(feature_map.normalization), est.C,
-                                                       'both' if est.fit_intercept else 'none')
+    stats = ne.in_basis(feature_map.normalization)
+    beta, est.intercept_ = _ridge_from_normal_equations(stats, est.C, 'both' if est.fit_intercept else 'none')
     est.dual_coef_ = feature_map.normalization @ beta
     est.landmarks_, est.n_features_in_ = landmarks, X.shape[1]
+    if isinstance(est, ClassifierMixin):      # ridge on the features: the primal leave-one-out scores apply
+        est._loo_state = ('sums', (feature_map, stats, beta, est.intercept_))
     return est
 
 # %% ../nbs/02_core.ipynb #751e6125
@@ -1523,7 +1762,7 @@ class KernelELMRegressor(TargetRegressorMixin, _KernelELMBase):
     """
 
 # %% ../nbs/02_core.ipynb #44f2a0ba
-class KernelELMClassifier(OneVsAllClassifierMixin, _KernelELMBase):
+class KernelELMClassifier(ProbabilityMixin, OneVsAllClassifierMixin, _KernelELMBase):
     """Kernel ELM classifier on one-vs-all ±1 targets (Huang et al. 2012).
 
     Parameters
@@ -1566,6 +1805,14 @@ class KernelELMClassifier(OneVsAllClassifierMixin, _KernelELMBase):
     intercept_ : float or ndarray of shape (n_columns,)
     n_features_in_ : int
     classes_ : ndarray of shape (n_classes,)
+    calibration_ : CalibratedClassifierCV
+        The calibration of the decision values behind `predict_proba`.
+
+    Notes
+    -----
+    `predict_proba` is Platt's sigmoid fitted on the exact leave-one-out decision values of the training rows,
+    $\alpha_i/[M^{-1}]_{ii}$ from the fit's own Cholesky factor (Nyström: the primal formula on its features). As
+    for `SVC(probability=True)`, its argmax can differ from `predict` near a decision boundary.
 
     Examples
     --------

@@ -87,6 +87,8 @@ def _as_array(a, name, ndim=(2,), square=False):
     `ValueError` naming it: the thin guard of the public helpers before LAPACK and numba see their arguments."""
     if a is None or isinstance(a, (str, bytes, dict)) or (callable(a) and not hasattr(a, '__array__')):
         raise TypeError(f"{name} must be an array of numbers, got {type(a).__name__}")
+    if hasattr(a, 'toarray') and hasattr(a, 'nnz'):          # scipy.sparse: np.asarray would give an object scalar
+        raise TypeError(f"{name} is a sparse matrix; this function needs a dense array: pass {name}.toarray()")
     a = np.asarray(a)
     if a.dtype.kind not in 'fiub':
         raise TypeError(f"{name} must be an array of numbers, got dtype {a.dtype}")

@@ -22,9 +22,31 @@ from kelm_nb.kos_elm import KOSELMRegressor
                           ELMRegressor(), ELMClassifier(), KernelELMClassifier(),
                           KernelELMRegressor(kernel='precomputed'), KernelELMClassifier(kernel='precomputed'),
                           KernelELMRegressor(solver='nystrom', n_components=20, random_state=0),
-                          KernelELMClassifier(solver='nystrom', n_components=20, random_state=0)])
+                          KernelELMClassifier(solver='nystrom', n_components=20, random_state=0)],
+                         expected_failed_checks=lambda est: {
+                             'check_decision_proba_consistency': 'the check fits a non-square X as a precomputed '
+                                                                 'kernel'} if est.get_params().get('kernel') ==
+                         'precomputed' and hasattr(est, 'predict_proba') else {})
 def test_sklearn_compatible(estimator, check):
+    if getattr(check, 'func', check).__name__ == 'check_classifiers_train':
+        estimator = _without_probabilities(estimator)      # its other assertions all stay
     check(estimator)
+
+
+def _no_probabilities(self):
+    raise AttributeError('predict_proba is hidden from check_classifiers_train')
+
+
+def _without_probabilities(estimator):
+    """`estimator` as an instance of a subclass without `predict_proba`: like `SVC(probability=True)`, whose Platt
+    scaling scikit-learn exempts, the argmax of calibrated probabilities may differ from `predict` near a boundary
+    (documented; `test_probabilities` checks the rows, the monotone link and the agreement rate instead)."""
+    cls = type(estimator)
+    if not hasattr(cls, 'predict_proba'):
+        return estimator
+    hidden = type(cls.__name__, (cls,), {'predict_proba': property(_no_probabilities),
+                                         'predict_log_proba': property(_no_probabilities)})
+    return hidden(**estimator.get_params())
 
 
 @pytest.mark.parametrize('dtype', [np.float64, np.float32])
@@ -180,7 +202,8 @@ def test_float32_queries_give_the_float64_labels():
     clf = ELMClassifier(random_state=0).fit(X, y)
     np.testing.assert_array_equal(clf.predict(X.astype(np.float32)), clf.predict(X))
     assert np.abs(clf.coef_).max() < 1e3                       # not the ~5e9 weights of the pseudo-inverse
-    check_classifiers_train('ELMClassifier', ELMClassifier(random_state=0), readonly_memmap=False, X_dtype='float32')
+    check_classifiers_train('ELMClassifier', _without_probabilities(ELMClassifier(random_state=0)),
+                            readonly_memmap=False, X_dtype='float32')
 
 
 def test_overflowing_hidden_layer_is_an_error_at_every_size():
@@ -203,9 +226,9 @@ def test_non_integer_degree_is_refused():
 
 def test_a_gram_that_cannot_fit_is_refused_with_its_size(monkeypatch):
     import kelm_nb.core as core
-    monkeypatch.setattr(core, 'available_memory', lambda: 2 * 2 ** 30)          # pretend 2 GiB are available
+    monkeypatch.setattr(core, '_memory_limits', lambda: {'MemAvailable': 2 * 2 ** 30})   # pretend 2 GiB are free
     X = np.zeros((40_000, 2), dtype=np.float32)
-    with pytest.raises(ValueError, match=r'needs 11\.9 GiB'):
+    with pytest.raises(ValueError, match=r'needs \d+ bytes \(11\.9 GiB\) but 2147483648 bytes'):
         KernelELMRegressor().fit(X, np.zeros(40_000))
     with pytest.raises(ValueError, match='needs'):
         check_memory(3 * 2 ** 30, 'a big matrix')
@@ -270,3 +293,104 @@ def test_clear_errors():
     with pytest.raises(ValueError) as e:
         LSSVR(kernel='precomputed').fit(X, y.astype(float))
     assert 'square' in str(e.value)
+
+
+_RLIMIT_CHILD = r'''
+import resource
+import numpy as np
+from kelm_nb import KernelELMRegressor
+from kelm_nb.core import _memory_limits
+size = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (size + 2 ** 31, resource.getrlimit(resource.RLIMIT_AS)[1]))
+print('BINDING', min(_memory_limits().items(), key=lambda kv: kv[1])[0])
+X = np.random.default_rng(0).normal(size=(20000, 2))
+KernelELMRegressor().fit(X[:1500], X[:1500, 0])           # a plan that fits under the limit runs
+try:
+    KernelELMRegressor().fit(X, X[:, 0])                   # K alone is 3.2 GB: more than the 2 GB left
+except ValueError as e:
+    print('VALUEERROR', e)
+'''
+
+
+def test_memory_guard_reads_the_address_space_limit():
+    "Under RLIMIT_AS the kernel ELM refuses a Gram matrix that cannot fit with a ValueError, not numpy's MemoryError."
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, '-c', _RLIMIT_CHILD], capture_output=True, text=True, timeout=300)
+    assert 'Unable to allocate' not in out.stdout + out.stderr
+    assert 'VALUEERROR' in out.stdout, out.stderr
+    message = out.stdout.split('VALUEERROR', 1)[1]
+    assert 'bytes' in message and 'are available' in message and "solver='nystrom'" in message
+    if 'BINDING RLIMIT_AS' in out.stdout:       # where the machine has more than 2 GB free, RLIMIT_AS binds
+        assert 'the tightest limit: RLIMIT_AS' in message
+
+
+@pytest.mark.parametrize('estimator', [ELMClassifier(random_state=0), KernelELMClassifier(),
+                                       KernelELMClassifier(solver='nystrom', n_components=50, random_state=0),
+                                       ELMClassifier(40, C=None, random_state=0)],
+                         ids=['ELM', 'KernelELM', 'Nystroem', 'ELM-pinv'])
+def test_probabilities(estimator):
+    "Rows sum to one; for two classes the argmax is a threshold of the decision value; neg_log_loss is finite."
+    from sklearn.model_selection import cross_val_score
+    X, y = make_moons(300, noise=0.3, random_state=0)
+    est = estimator.fit(X, y)
+    P, d = est.predict_proba(X), est.decision_function(X)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+    order = np.argsort(d)
+    assert np.all(np.diff(P[order, 1]) >= -1e-12)
+    assert (P.argmax(axis=1) == est.predict(X)).mean() > 0.95    # may differ near the boundary, as SVC's
+    np.testing.assert_allclose(np.exp(est.predict_log_proba(X)), P, rtol=1e-12)
+    loss = -cross_val_score(estimator, X, y, cv=3, scoring='neg_log_loss').mean()
+    assert np.isfinite(loss) and loss < 0.5
+    assert not hasattr(est, '_loo_state')
+
+
+def test_dask_classifier_does_not_compute_the_labels(monkeypatch):
+    "The classes of a Dask fit come from Dask's unique; the labels are fetched only for the calibration sample."
+    import dask.array as da
+    X, y = make_moons(6000, noise=0.3, random_state=0)
+    fetched = []
+    real = np.asarray
+    dy = da.from_array(y, chunks=1000)
+    compute = da.Array.compute
+    monkeypatch.setattr(da.Array, 'compute', lambda self, **kw: fetched.append(self.shape) or compute(self, **kw))
+    est = ELMClassifier(50, random_state=0).fit(da.from_array(X, chunks=(1000, 2)), dy)
+    assert (6000,) not in fetched and real(est.classes_).tolist() == [0, 1]
+    ref = ELMClassifier(50, random_state=0).fit(X, y)
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(est.predict_proba(X[:50]), ref.predict_proba(X[:50]), atol=0.02)
+
+
+def test_sparse_and_non_finite_weights_are_refused():
+    import scipy.sparse
+    from kelm_nb.core import hidden_output
+    W = np.ones((3, 4))
+    with pytest.raises(TypeError, match='X is a sparse matrix'):
+        hidden_output(scipy.sparse.eye(3, format='csr'), W, np.zeros(4), 'sigmoid')
+    W[1, 2] = np.nan
+    with pytest.raises(ValueError, match='W contains NaN'):
+        hidden_output(np.ones((2, 3)), W, np.zeros(4), 'sigmoid')
+    with pytest.raises(TypeError, match='[Ss]parse'):
+        ELMClassifier(10).fit(scipy.sparse.eye(20, 3, format='csr'), np.arange(20) % 2)
+
+
+def test_memory_limits_read_the_cgroup(monkeypatch):
+    "A cgroup v2 limit (memory.max less memory.current) counts, and the tightest limit binds check_memory."
+    import kelm_nb.core as core
+    real = core._read_int
+    fake = {'/sys/fs/cgroup/memory.max': 3 * 2 ** 30, '/sys/fs/cgroup/memory.current': 2 ** 30}
+    monkeypatch.setattr(core, '_read_int', lambda path: fake[path] if path in fake else real(path))
+    assert core._memory_limits()['cgroup memory limit'] == 2 * 2 ** 30
+    assert core.available_memory() <= 2 * 2 ** 30
+    with pytest.raises(ValueError, match='the tightest limit: cgroup memory limit'):
+        check_memory(2 * 2 ** 30, 'a 2 GiB plan')
+
+
+def test_a_class_without_rows_leaves_no_probabilities():
+    "A class named in fit_blocks' classes but absent from the data: the fit works, predict_proba is refused, warned."
+    X, y = make_moons(200, noise=0.3, random_state=0)
+    with pytest.warns(UserWarning, match=r"classes \[2\] have no row"):
+        est = ELMClassifier(20, random_state=0).fit_blocks([(X[:100], y[:100]), (X[100:], y[100:])], classes=[0, 1, 2])
+    assert est.predict(X).shape == (200,) and not hasattr(est, 'calibration_')
+    with pytest.raises(Exception, match='calibration_|not fitted'):
+        est.predict_proba(X)
