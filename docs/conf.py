@@ -39,6 +39,7 @@ html_title = 'kelm_nb'
 html_static_path = ['_static']
 html_css_files = ['kelm.css']
 html_favicon = '_static/favicon.svg'
+html_context = {'default_mode': 'auto'}  # light or dark as the reader's system is
 html_copy_source = False
 html_show_sourcelink = False
 html_theme_options = {
@@ -103,6 +104,22 @@ def _skip_sklearn_plumbing(app, what, name, obj, skip, options):
     return True if _SKLEARN_PLUMBING.match(name) else None
 
 
+_TAG = re.compile(r'\\tag\*?\{[^{}]*\}')
+
+
+def _tagged_multiline_math(app, doctree):
+    "Sphinx wraps multi-line display math in `split`, where MathJax refuses `\\tag`: wrap it in `aligned` instead."
+    from docutils import nodes
+    for node in doctree.findall(nodes.math_block):
+        tex = node.astext()
+        tags = _TAG.findall(tex)
+        if len(tags) == 1 and '\\\\' in tex and '\n\n' not in tex.strip() and not node.get('nowrap'):
+            body = _TAG.sub('', tex).strip()
+            node.children = [nodes.Text(f'\\[\\begin{{aligned}}{body}\\end{{aligned}}{tags[0]}\\]')]
+            node['nowrap'] = True
+
+
 def setup(app):
     app.connect('autodoc-process-docstring', _docstring_math, priority=400)  # before numpydoc (500)
     app.connect('autodoc-skip-member', _skip_sklearn_plumbing)
+    app.connect('doctree-read', _tagged_multiline_math)

@@ -142,9 +142,8 @@ def search(driver, base, query, timeout=30):
     "Sphinx's own search page for `query`: the result links once the index has been searched."
     from selenium.webdriver.support.ui import WebDriverWait
     driver.get(f'{base}search.html?q={query}')
-    WebDriverWait(driver, timeout).until(lambda d: d.execute_script(
-        "const s = document.querySelector('#search-results'); return s && s.querySelector('p.search-summary') "
-        "&& !s.querySelector('p.search-summary').innerText.includes('Preparing')"))
+    WebDriverWait(driver, timeout).until(lambda d: d.execute_script(  # the title changes once all results are in
+        "const h = document.querySelector('#search-results h2'); return h && h.innerText.includes('Results')"))
     return driver.execute_script(
         "return Array.from(document.querySelectorAll('#search-results ul.search li a')).map(a => a.href)")
 

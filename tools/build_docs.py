@@ -264,7 +264,8 @@ def write_papers_page(src, staged):
     for key, paper in PAPERS.items():
         method = by_module.get(paper.method.removeprefix(PACKAGE + '.'))
         experiment = by_module.get(f'papers.{key}')
-        lines.append(f'## {key}\n\n{paper.citation}.\n')
+        label = staged[experiment]['title'].split(':')[0] if experiment else key
+        lines.append(f'## {label}\n\n{paper.citation}.\n')
         if method: lines.append(f'- Method: [{staged[method]["title"]}]({method})')
         if experiment:
             lines.append(f'- Experiment: [{staged[experiment]["title"]}]({experiment})')
