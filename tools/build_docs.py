@@ -224,16 +224,16 @@ def write_api(folder, modules):
              '## Functions and classes\n']
     pages = ['estimators']
     (folder / 'estimators.md').write_text('# Estimators\n\n' + '\n'.join(
-        f'## {n}\n\n' + _directive(mod, n, 'class') for mod, n in groups['estimators']), encoding='utf-8')
+        _directive(mod, n, 'class') for mod, n in groups['estimators']), encoding='utf-8')
     for mod, items in groups['modules'].items():
         index += [f'### `{mod}`\n', head + rows([(mod, n) for n, _ in items]) + '\n']
         doc = (inspect.getdoc(importlib.import_module(mod)) or '').split('\n\n')[0]
-        body = [f'# `{mod}`\n', _summary_text(doc) + '\n'] + [f'## {n}\n\n' + _directive(mod, n, k) for n, k in items]
+        body = [f'# `{mod}`\n', _summary_text(doc) + '\n'] + [_directive(mod, n, k) for n, k in items]
         (folder / f'{mod}.md').write_text('\n'.join(body), encoding='utf-8')
         pages.append(mod)
     index += ['## Helpers and constants\n', head + rows([(m, n) for m, n, _ in groups['helpers']]) + '\n']
     (folder / 'helpers.md').write_text('# Helpers and constants\n\n' + '\n'.join(
-        f'## {n}\n\n' + (_directive(m, n, k) if k != 'data' else _data_entry(m, n))
+        _directive(m, n, k) if k != 'data' else _data_entry(m, n)
         for m, n, k in groups['helpers']), encoding='utf-8')
     pages.append('helpers')
     index.append(_toctree(pages, hidden=True))
