@@ -348,6 +348,7 @@ def build(out_dir='_docs', nbs=NBS, quiet=False, keep_source=None):
     from sphinx.application import Sphinx
     from sphinx.util.console import nocolor
     nocolor()
+    if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))  # document this checkout's package
     start = time.perf_counter()
     out = Path(out_dir).resolve()
     with tempfile.TemporaryDirectory(prefix='kelm_nb_docs_') as tmp:
