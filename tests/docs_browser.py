@@ -1,4 +1,4 @@
-"""Helpers for tests/test_docs.py: serve a built docs site on localhost and look at it in headless Chromium.
+"""Helpers for tests/test_docs.py: serve the built docs site on localhost and look at it in headless Chromium.
 
 Chromium and its driver are Debian's packages (``apt-get install -y chromium chromium-driver``): no browser is
 downloaded. Selenium drives them through /usr/bin/chromedriver (``KELM_NB_CHROMIUM`` / ``KELM_NB_CHROMEDRIVER``
@@ -94,11 +94,21 @@ def fit_viewport(driver, width=VIEWPORT[0], height=VIEWPORT[1]):
 PAGE_PROBE = """
 const imgs = Array.from(document.images).map(i => ({src: i.getAttribute('src'), complete: i.complete,
                                                    width: i.naturalWidth, height: i.naturalHeight}));
-const maths = Array.from(document.querySelectorAll('math')).map(m => m.getBoundingClientRect().width);
 const h1 = document.querySelector('h1');
 return {title: document.title, h1: h1 ? h1.innerText : '', text: document.body.innerText, images: imgs,
-        math_widths: maths, errors: document.querySelectorAll('.output_error').length,
+        tex: document.querySelectorAll('.math').length,
+        mathjax: document.querySelectorAll('mjx-container').length,
+        math_errors: document.querySelectorAll('mjx-merror, .MathJax_Error').length,
+        tracebacks: document.querySelectorAll('.output.traceback, .output_error').length,
         links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href)};
+"""
+
+MATHJAX_DONE = """
+const done = arguments[arguments.length - 1];
+if (!document.querySelector('.math') || !window.MathJax) { done(false); return; }
+const wait = () => (MathJax.startup && MathJax.startup.promise) ? MathJax.startup.promise.then(() => done(true))
+                                                                 : setTimeout(wait, 50);
+wait();
 """
 
 
@@ -109,22 +119,40 @@ def wait_for_images(driver, timeout=30):
         lambda d: d.execute_script('return Array.from(document.images).every(i => i.complete)'))
 
 
+def wait_for_mathjax(driver, timeout=60):
+    "Wait until MathJax has typeset the page's math (pages without math return at once)."
+    driver.set_script_timeout(timeout)
+    return driver.execute_async_script(MATHJAX_DONE)
+
+
 def probe_page(driver, url):
-    "Open `url`; return what tests/test_docs.py checks: title, h1, text, images, MathML widths, console errors."
+    "Open `url`; return what tests/test_docs.py checks: title, h1, text, images, math, console errors."
     driver.get(url)
     for img in driver.find_elements('css selector', 'img'):  # lazy images load once scrolled into view
         driver.execute_script('arguments[0].scrollIntoView()', img)
     wait_for_images(driver)
+    wait_for_mathjax(driver)
     driver.execute_script('window.scrollTo(0, 0)')
     report = driver.execute_script(PAGE_PROBE)
     report['console'] = [e for e in driver.get_log('browser') if e.get('level') == 'SEVERE']
     return report
 
 
+def search(driver, base, query, timeout=30):
+    "Sphinx's own search page for `query`: the result links once the index has been searched."
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver.get(f'{base}search.html?q={query}')
+    WebDriverWait(driver, timeout).until(lambda d: d.execute_script(  # the title changes once all results are in
+        "const h = document.querySelector('#search-results h2'); return h && h.innerText.includes('Results')"))
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('#search-results ul.search li a')).map(a => a.href)")
+
+
 def screenshot(driver, url, path, full_page=False):
     "Save a PNG of `url` (the 1280×900 viewport, or the whole page up to 8000 px high)."
     driver.get(url)
     wait_for_images(driver)
+    wait_for_mathjax(driver)
     if full_page:
         height = min(8000, driver.execute_script('return document.documentElement.scrollHeight'))
         fit_viewport(driver, VIEWPORT[0], max(VIEWPORT[1], height))
