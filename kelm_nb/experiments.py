@@ -8,8 +8,10 @@ from __future__ import annotations
 import base64
 import contextlib
 import csv
+import functools
 import gc
 import hashlib
+import inspect
 import io
 import json
 import math
@@ -542,6 +544,8 @@ def _canonical(v, depth=0):
         if v.dtype.kind == 'O': return {'object_array': list(np.shape(v)), 'items': [c(u) for u in np.ravel(v)]}
         return {'array': v.dtype.str, 'shape': list(np.shape(v)),
                 'sha256': hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()}
+    if isinstance(v, functools.partial): return {'partial': c(v.func), 'args': c(v.args), 'keywords': c(v.keywords)}
+    if inspect.ismethod(v): return {'method': v.__func__.__qualname__, 'self': c(v.__self__)}
     if isinstance(v, type) or callable(v) and hasattr(v, '__qualname__') and not hasattr(v, 'get_params'):
         name = f"{getattr(v, '__module__', '?')}.{v.__qualname__}"
         if '<' in v.__qualname__:
@@ -555,9 +559,9 @@ def _canonical(v, depth=0):
 
 # %% ../nbs/01_experiments.ipynb #c63676fd
 class TaskStore:
-    """A folder of finished tasks: one JSON file per task, `<folder>/<task name>/<key>.json`, the key a SHA-256 of
-    the task name, the canonical JSON of its arguments and `STORE_FORMAT`. Reading an entry parses JSON and numeric
-    array bytes only: no pickle, no import, no call.
+    """A folder of finished tasks: one JSON file per task, `<folder>/<task name>/<key>.json` (its result and its
+    wall-clock seconds), the key a SHA-256 of the task name, the canonical JSON of its arguments and `STORE_FORMAT`.
+    Reading an entry parses JSON and numeric array bytes only: no pickle, no import, no call.
 
     Parameters
     ----------
@@ -590,11 +594,12 @@ class TaskStore:
         except (ValueError, RecursionError) as e:
             raise ValueError(f"{f} is not a valid task-store entry ({e}); delete it to recompute the task") from None
 
-    def save(self, name, key, result):
-        "Keep `result` (atomically: a crash never leaves half a file); a result `_encode` refuses is a TypeError."
+    def save(self, name, key, result, seconds=None):
+        """Keep `result` and the task's wall-clock `seconds` (atomically: a crash never leaves half a file); a result
+        `_encode` refuses is a TypeError."""
         f = self._file(name, key)
-        text = json.dumps({'format': STORE_FORMAT, 'task': name, 'key': key, 'result': _encode(result)},
-                          allow_nan=False)
+        text = json.dumps({'format': STORE_FORMAT, 'task': name, 'key': key, 'seconds': seconds,
+                           'result': _encode(result)}, allow_nan=False)
         f.parent.mkdir(exist_ok=True)
         tmp = f.with_name(f'{f.name}.{os.getpid()}.tmp')
         tmp.write_text(text, encoding='utf-8')
@@ -616,7 +621,7 @@ class _ProgressLine:
     def text(self):
         elapsed = time.monotonic() - self.start
         run = self.done - self.stored
-        eta = _clock(elapsed / run * (self.total - self.done)) if run else '?'
+        eta = _clock(elapsed / run * (self.total - self.done)) if run else ('0:00' if self.done == self.total else '?')
         stored = f' ({self.stored} from the store)' if self.stored else ''
         return f'{self.label}: {self.done}/{self.total} tasks{stored}, {_clock(elapsed)} elapsed, ETA {eta}'
 
@@ -678,15 +683,18 @@ def task_store(path):
     finally:
         _STORE = saved
 
-# %% ../nbs/01_experiments.ipynb #5b1ffbd1
+# %% ../nbs/01_experiments.ipynb #9b28fcf9
 def _progress_disabled(progress):
     "tqdm's `disable` for our `progress` flag: None shows a bar only on a terminal."
     return None if progress is None else not progress
 
 def _indexed(func, i, args):
-    "`(i, func(*args))`: a task that says which one it was, so that results can be taken in any order."
-    return i, func(*args)
+    "`(i, func(*args), seconds)`: a task that says which one it was (results come in any order) and how long it took."
+    t0 = time.perf_counter()
+    result = func(*args)
+    return i, result, time.perf_counter() - t0
 
+# %% ../nbs/01_experiments.ipynb #5b1ffbd1
 def run_tasks(func, tasks, n_jobs=1, desc=None, progress=None):
     """`[func(*args) for args in tasks]`, run by joblib, counted by the active `task_progress` (else a tqdm bar),
     kept in the active `task_store` and taken from it when already there.
@@ -730,8 +738,8 @@ def run_tasks(func, tasks, n_jobs=1, desc=None, progress=None):
     try:
         jobs = Parallel(n_jobs=n_jobs, return_as='generator_unordered')(
             delayed(_indexed)(func, i, tasks[i]) for i in todo)
-        for i, result in jobs:
-            if store is not None: store.save(name, keys[i], result)
+        for i, result, seconds in jobs:
+            if store is not None: store.save(name, keys[i], result, seconds)
             results[i] = result
             meter.update(done=1) if meter is _PROGRESS else meter.update(1)
     finally:
