@@ -2,6 +2,9 @@
 
 * ``--slow`` (or the environment variable ``KELM_NB_SLOW=1``) also runs the notebook cells marked ``#| slow``
   (the papers' full-size reproductions) and the tests marked ``@pytest.mark.slow``; both are skipped by default.
+* ``--fast`` runs the edit-test loop's subset: the library's unit tests, without the modules in ``WHOLE_RUNS``
+  (every notebook executed, the docs site built and browsed, the fuzz runs, the benchmarks, the papers' protocols,
+  the command line's reproductions and the Dask cluster).
 * numba gets one thread per usable core (``NUMBA_NUM_THREADS``) unless the caller chose otherwise, and a fresh
   cache folder (``NUMBA_CACHE_DIR``) for the session unless one is set, so stale caches never bite. Both are set
   here, before anything imports numba, and are inherited by the notebook subprocesses.
@@ -33,9 +36,15 @@ def _env_true(name):
     return os.environ.get(name, '').strip().lower() not in ('', '0', 'false', 'no', 'off')
 
 
+WHOLE_RUNS = ('test_notebooks.py', 'test_docs.py', 'test_fuzz.py', 'test_bench.py', 'test_cli.py',
+              'test_distributed.py', 'test_papers_')
+
+
 def pytest_addoption(parser):
     parser.addoption('--slow', action='store_true', default=False,
                      help="also run '#| slow' notebook cells and @pytest.mark.slow tests (or set KELM_NB_SLOW=1)")
+    parser.addoption('--fast', action='store_true', default=False,
+                     help='only the unit tests: leave out the whole runs (notebooks, docs, fuzz, bench, papers, CLI)')
 
 
 def pytest_configure(config):
@@ -47,7 +56,19 @@ def run_slow(config):
     return bool(config.getoption('--slow')) or _env_true('KELM_NB_SLOW')
 
 
+def _deselect_whole_runs(config, items):
+    "With --fast, drop the tests of the modules named in WHOLE_RUNS."
+    if not config.getoption('--fast'): return
+    kept, dropped = [], []
+    for item in items:
+        (dropped if item.path.name.startswith(WHOLE_RUNS) else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 def pytest_collection_modifyitems(config, items):
+    _deselect_whole_runs(config, items)
     if run_slow(config): return
     skip = pytest.mark.skip(reason='slow: run with --slow or KELM_NB_SLOW=1')
     for item in items:
