@@ -6,6 +6,8 @@
 __all__ = ['fit_decision_calibration', 'cross_validated_scores', 'ProbabilityMixin']
 
 # %% ../nbs/01b_calibration.ipynb #c8264a8e
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.calibration import CalibratedClassifierCV
@@ -36,7 +38,7 @@ class _DecisionColumns(ClassifierMixin, BaseEstimator):
         return self.classes_[idx]
 
 # %% ../nbs/01b_calibration.ipynb #dad4949c
-def fit_decision_calibration(scores, y, classes, method='sigmoid'):
+def fit_decision_calibration(scores, y, classes, method='sigmoid', sample_weight=None):
     """Fit scikit-learn's calibrator on out-of-sample decision values.
 
     Parameters
@@ -50,6 +52,8 @@ def fit_decision_calibration(scores, y, classes, method='sigmoid'):
         The model's `classes_`, in its decision-column order.
     method : {'sigmoid', 'isotonic', 'temperature'}, default='sigmoid'
         scikit-learn's calibration method (`CalibratedClassifierCV`).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weights of the samples in the calibration fit.
 
     Returns
     -------
@@ -64,7 +68,13 @@ def fit_decision_calibration(scores, y, classes, method='sigmoid'):
     if absent.size:
         raise ValueError(f'classes {absent.tolist()} have no sample in y: their probabilities cannot be calibrated')
     frozen = FrozenEstimator(_DecisionColumns(np.asarray(classes)).fit(None))
-    return CalibratedClassifierCV(frozen, method=method).fit(scores, np.asarray(y))
+    # the scores are out-of-sample already: one split whose test set is every row, so no class needs 5 samples
+    every_row = np.arange(len(scores))
+    calibration = CalibratedClassifierCV(frozen, method=method, cv=[(every_row, every_row)])
+    with warnings.catch_warnings():
+        # the frozen scores take no weights; scikit-learn says so, and the weights go to the calibrator as meant
+        warnings.filterwarnings('ignore', message='Since FrozenEstimator does not appear to accept sample_weight')
+        return calibration.fit(scores, np.asarray(y), sample_weight=sample_weight)
 
 # %% ../nbs/01b_calibration.ipynb #5279b1c6
 def cross_validated_scores(estimator, X, y, n_folds=5, random_state=None):
