@@ -1,12 +1,24 @@
 "Estimator checks, oracles, bad input and the jitted kernels of `kelm_nb.mkl`, called through the installed package."
 import warnings
 
+import os
+import subprocess
+import sys
+import tempfile
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import load_iris, make_friedman1, make_moons
+from sklearn.dummy import DummyClassifier
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kelm_nb.core import KernelELMClassifier, KernelELMRegressor, limit_blas_threads
+from kelm_nb.datasets import load_dataset
 from kelm_nb.mkl import (ArrayKernelBank, DegenerateFitWarning, GaussianKernelBank, MKLELMClassifier,
                          MKLELMRegressor, _gauss_combine, _gauss_products, _gauss_products_rows, _gauss_quad,
                          _kernel_stats, _sqdist, kernel_matrices, mkl_objective, newton_mkl, qcqp_mkl, silp_mkl,
@@ -20,10 +32,30 @@ def _single_threaded_blas():
         yield
 
 
+_CALIBRATED_WEIGHTS = {'check_sample_weight_equivalence_on_dense_data': (
+    "predict_proba is calibrated on the out-of-sample decision values of the training rows, each one calibration "
+    "point: a row of weight 3 is one point, three repeated rows are three (scikit-learn marks SVC the same way). "
+    "decision_function and predict are equivalent: test_weights_act_as_repeated_rows_with_c_auto")}
+_PRECOMPUTED_PROBA = {
+    'check_classifiers_train': (
+        "the arg-max of predict_proba (a sigmoid of the decision values, fitted on leave-one-out ones) differs from "
+        "predict on 2 of 200 points near the boundary, as SVC's Platt scaling may; the rate is measured in "
+        "test_predict_proba_rows_sum_to_one_and_follow_predict"),
+    'check_decision_proba_consistency': "the check fits on raw features, not on a square Gram matrix"}
+
+
+def _expected_failures(est):
+    "The checks a calibrated classifier fails for the documented reasons above."
+    if not hasattr(est, 'predict_proba'):
+        return {}
+    return {**_CALIBRATED_WEIGHTS, **(_PRECOMPUTED_PROBA if est.kernels == 'precomputed' else {})}
+
+
 @parametrize_with_checks([MKLELMClassifier(), MKLELMRegressor(), MKLELMClassifier(kernels='precomputed'),
                           MKLELMRegressor(kernels='precomputed'), MKLELMClassifier(solver='silp'),
                           MKLELMRegressor(learn_C=True, fit_intercept=False),
-                          MKLELMRegressor(kernels=GaussianKernelBank(gammas=[0.1, 1.0]))])
+                          MKLELMRegressor(kernels=GaussianKernelBank(gammas=[0.1, 1.0]))],
+                         expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
@@ -194,12 +226,12 @@ def test_precomputed_lists_bank_and_specs_agree():
     specs = [('rbf', {'gamma': g}) for g in (0.05, 0.5, 5.0)]
     KL, _ = kernel_matrices(specs, Xi)
     m_pre = MKLELMClassifier(kernels='precomputed').fit(KL, yi)
-    m_3d = MKLELMClassifier(kernels='precomputed').fit(np.stack(KL), yi)
+    m_3d = MKLELMClassifier(kernels='precomputed').fit(np.stack(KL, axis=-1), yi)      # (n, n, m)
     m_spec = MKLELMClassifier(kernels=specs).fit(Xi, yi)
     m_bank = MKLELMClassifier(kernels=GaussianKernelBank(gammas=[0.05, 0.5, 5.0])).fit(Xi, yi)
     ref = m_spec.decision_function(Xi)
     np.testing.assert_allclose(m_pre.decision_function(KL), ref, rtol=1e-8, atol=1e-10)
-    np.testing.assert_allclose(m_3d.decision_function(np.stack(KL)), ref, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(m_3d.decision_function(np.stack(KL, axis=-1)), ref, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(m_bank.decision_function(Xi), ref, rtol=1e-6, atol=1e-8)
     with pytest.raises(ValueError, match='square'):
         MKLELMClassifier(kernels='precomputed').fit([K[:, :-1] for K in KL], yi)
@@ -248,8 +280,10 @@ def test_repeated_rows_are_merged_so_learned_c_reaches_its_optimum():
     summed weight, and both fits are the same problem."""
     rng = np.random.RandomState(42)
     X, y, w = rng.rand(15, 30), rng.randint(0, 3, size=15).astype(float), rng.randint(0, 5, size=15)
-    weighted = MKLELMRegressor(learn_C=True, fit_intercept=False).fit(X, y, sample_weight=w)
-    repeated = MKLELMRegressor(learn_C=True, fit_intercept=False).fit(X.repeat(w, axis=0), y.repeat(w))
+    with pytest.warns(DegenerateFitWarning, match='runs to infinity'):     # interpolation is said
+        weighted = MKLELMRegressor(learn_C=True, fit_intercept=False).fit(X, y, sample_weight=w)
+    with pytest.warns(DegenerateFitWarning, match='runs to infinity'):
+        repeated = MKLELMRegressor(learn_C=True, fit_intercept=False).fit(X.repeat(w, axis=0), y.repeat(w))
     assert weighted.identity_weight_ == 0.0 and repeated.identity_weight_ == 0.0
     assert repeated.train_rows_.size == np.count_nonzero(w)
     np.testing.assert_allclose(repeated.predict(X), weighted.predict(X), rtol=1e-9, atol=1e-12)
@@ -392,3 +426,212 @@ def test_mkl_tiny_C_stops_at_once_with_labels_of_the_data():
     clf = MKLELMClassifier(C=1e-12).fit(X, y)
     assert clf.n_iter_ <= 3
     assert set(clf.predict(X)) <= {0, 1}
+
+
+# ------------------------------------------------------------ defaults: C='auto' by closed-form leave-one-out
+@pytest.mark.parametrize('name', ['liverdisorders', 'breast_cancer', 'flare_solar'])
+def test_default_classifier_beats_majority_and_stays_near_svc(name):
+    "The three sets where the former default (C = 1, Gaussians up to 10 x gamma='scale') lost to SVC() by > 3 points."
+    X, y = load_dataset(name)
+    X, y = X[:600], y[:600]
+    cv = StratifiedKFold(5, shuffle=True, random_state=0)
+    def score(est):
+        return cross_val_score(make_pipeline(StandardScaler(), est), X, y, cv=cv).mean()
+    acc = score(MKLELMClassifier())
+    assert acc >= score(DummyClassifier()) and acc >= score(SVC()) - 0.03, acc
+
+
+def test_c_auto_picks_the_candidate_of_least_loo_error_and_reports_it():
+    X, y = make_moons(150, noise=0.3, random_state=0)
+    m = MKLELMClassifier().fit(X, y)
+    assert m.C_ in (0.1, 0.3, 1.0, 3.0, 10.0) and m.effective_C_ == m.C_
+    with pytest.raises(ValueError, match='C'):
+        MKLELMClassifier(C='best').fit(X, y)
+
+
+def test_weights_act_as_repeated_rows_with_c_auto():
+    "C='auto' leaves out one unit of weight: integer weights and repeated rows choose the same C and decisions."
+    X, y = make_moons(60, noise=0.3, random_state=1)
+    w = np.random.default_rng(0).integers(0, 4, len(y))
+    for est in (MKLELMClassifier(), MKLELMRegressor()):
+        target = y if isinstance(est, MKLELMClassifier) else y.astype(float)
+        a = type(est)().fit(X, target, sample_weight=w)
+        b = type(est)().fit(X.repeat(w, axis=0), target.repeat(w))
+        assert a.C_ == b.C_
+        out = 'decision_function' if hasattr(a, 'decision_function') else 'predict'
+        np.testing.assert_allclose(getattr(a, out)(X), getattr(b, out)(X), rtol=1e-7, atol=1e-9)
+
+
+# ------------------------------------------------------------ learned C: warnings by name
+def test_learned_c_warns_by_name_when_it_under_fits_or_predicts_one_class():
+    Xi, _ = load_iris(return_X_y=True)
+    noise = np.random.default_rng(0).integers(0, 2, len(Xi))
+    with pytest.warns(DegenerateFitWarning, match=r'^MKLELMClassifier: learned C under-fits') as rec:
+        m = MKLELMClassifier(learn_C=True).fit(Xi, noise)
+    assert m.identity_weight_ >= 0.9 or 'one class' in str(rec[0].message)
+    assert np.isfinite(m.effective_C_) and m.C_ == 1.0 / m.identity_weight_
+
+
+def test_learned_c_at_infinity_gets_a_note():
+    rng = np.random.RandomState(42)                  # scikit-learn's weight check: learned C interpolates
+    X, y, w = rng.rand(15, 30), rng.randint(0, 3, size=15).astype(float), rng.randint(0, 5, size=15)
+    with pytest.warns(DegenerateFitWarning, match='^MKLELMRegressor: learned C runs to infinity'):
+        m = MKLELMRegressor(learn_C=True, fit_intercept=False).fit(X, y, sample_weight=w)
+    assert m.identity_weight_ == 0 and m.effective_C_ == np.inf
+
+
+def test_fixed_and_auto_c_say_nothing_on_noise():
+    Xi, _ = load_iris(return_X_y=True)
+    noise = np.random.default_rng(0).integers(0, 2, len(Xi))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', DegenerateFitWarning)
+        MKLELMClassifier().fit(Xi, noise)
+        MKLELMClassifier(C=1.0).fit(Xi, noise)
+
+
+# ------------------------------------------------------------ predict_proba
+@pytest.mark.parametrize('kernels', ['auto', 'bank'])
+def test_predict_proba_rows_sum_to_one_and_follow_predict(kernels):
+    Xi, yi = load_iris(return_X_y=True)
+    kern = GaussianKernelBank(gammas=[0.1, 1.0]) if kernels == 'bank' else 'auto'
+    m = MKLELMClassifier(kernels=kern).fit(Xi, yi)
+    p = m.predict_proba(Xi)
+    assert p.shape == (150, 3) and np.all(p >= 0)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(np.exp(m.predict_log_proba(Xi)), p, rtol=1e-12)
+    # as with SVC, the arg-max of the calibrated probabilities may differ from predict near a boundary: rarely
+    agree = np.mean(m.classes_[p.argmax(axis=1)] == m.predict(Xi))
+    assert agree >= 0.95, agree
+
+
+def test_predict_proba_binary_argmax_agreement_rate():
+    X, y = make_moons(300, noise=0.35, random_state=0)
+    m = MKLELMClassifier().fit(X[:200], y[:200])
+    p = m.predict_proba(X[200:])
+    agree = np.mean(m.classes_[p.argmax(axis=1)] == m.predict(X[200:]))
+    assert agree >= 0.95, agree
+
+
+def test_neg_log_loss_scoring_is_finite_and_near_svc():
+    X, y = load_dataset('heart_statlog')
+    cv = StratifiedKFold(5, shuffle=True, random_state=0)
+    ours = cross_val_score(make_pipeline(StandardScaler(), MKLELMClassifier()), X, y, cv=cv, scoring='neg_log_loss')
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', FutureWarning)     # SVC(probability=True), as tools/defaults_check.py
+        svc = cross_val_score(make_pipeline(StandardScaler(), SVC(probability=True, random_state=0)), X, y, cv=cv,
+                              scoring='neg_log_loss')
+    assert np.all(np.isfinite(ours))
+    assert -ours.mean() <= 1.1 * -svc.mean(), (ours.mean(), svc.mean())
+
+
+def test_probabilities_use_internal_folds_without_a_closed_form():
+    "One indefinite precomputed matrix (an LU solve, no Cholesky factor): calibrated on internal folds instead."
+    X, y = make_moons(80, noise=0.2, random_state=0)
+    K = np.tanh(0.5 * X @ X.T - 1.0)                  # a sigmoid 'kernel': indefinite
+    m = MKLELMClassifier(kernels='precomputed', C=1.0).fit(K, y)
+    np.testing.assert_allclose(m.predict_proba(K).sum(axis=1), 1.0)
+
+
+# ------------------------------------------------------------ kernel lists inside scikit-learn's cross-validation
+def _kernel_array(X):
+    Ks, _ = kernel_matrices([('rbf', {'gamma': 0.1}), ('rbf', {'gamma': 1.0}), 'linear'], X)
+    return np.stack(Ks, axis=-1)                      # (n, n, m): scikit-learn slices rows and columns
+
+
+def test_kernel_arrays_work_in_grid_search_and_cross_val_score():
+    X, y = make_moons(120, noise=0.25, random_state=0)
+    K3 = _kernel_array(X)
+    est = MKLELMClassifier(kernels='precomputed')
+    assert est.__sklearn_tags__().input_tags.pairwise
+    scores = cross_val_score(est, K3, y, cv=3)
+    assert scores.shape == (3,) and scores.mean() > 0.8
+    grid = GridSearchCV(est, {'C': [0.1, 10.0, 'auto']}, cv=3).fit(K3, y)
+    assert grid.best_score_ > 0.8
+    ll = cross_val_score(est, K3, y, cv=3, scoring='neg_log_loss')
+    assert np.all(np.isfinite(ll))
+    reg = cross_val_score(MKLELMRegressor(kernels='precomputed'), K3, y.astype(float), cv=3)
+    assert np.all(np.isfinite(reg))
+    # the same folds by hand: the array's rows and columns sliced as scikit-learn does
+    tr, te = next(StratifiedKFold(3).split(X, y))
+    by_hand = MKLELMClassifier(kernels='precomputed').fit(K3[np.ix_(tr, tr)], y[tr]).decision_function(
+        K3[np.ix_(te, tr)])
+    specs = MKLELMClassifier(kernels=[('rbf', {'gamma': 0.1}), ('rbf', {'gamma': 1.0}), 'linear'])
+    # (the normalised linear kernel depends on the rows only through their own diagonal: the same model)
+    np.testing.assert_allclose(by_hand, specs.fit(X[tr], y[tr]).decision_function(X[te]), rtol=1e-6, atol=1e-8)
+
+
+def test_wrong_kernel_count_or_layout_is_a_value_error():
+    X, y = make_moons(40, noise=0.25, random_state=0)
+    K3 = _kernel_array(X)
+    m = MKLELMClassifier(kernels='precomputed').fit(K3, y)
+    with pytest.raises(ValueError, match='X holds 2 kernel matrices, but the model was fitted on 3'):
+        m.predict(K3[:, :, :2])
+    with pytest.raises(ValueError, match='X holds 4 kernel matrices'):
+        m.predict(np.concatenate([K3, K3[:, :, :1]], axis=-1))
+    with pytest.raises(ValueError, match=r'np\.moveaxis\(X, 0, -1\)'):
+        MKLELMClassifier(kernels='precomputed').fit(np.moveaxis(K3, -1, 0), y)
+
+
+@pytest.mark.parametrize('bad', [dict(C='a'), dict(C=-1.0), dict(eps='x'), dict(max_iter=1.5), dict(solver='lbfgs'),
+                                 dict(normalize='yes'), dict(fit_intercept=None), dict(learn_C=2),
+                                 dict(kernels=3), dict(class_weight='even')])
+def test_every_parameter_is_validated_used_or_not(bad):
+    "Bad values are refused by name whether or not the parameter is used (C with learn_C, eps with qcqp)."
+    X, y = make_moons(30, noise=0.25, random_state=0)
+    name = next(iter(bad))
+    for extra in (dict(), dict(learn_C=True), dict(solver='qcqp')):
+        if name in extra:
+            continue
+        with pytest.raises((ValueError, TypeError), match=name):
+            MKLELMClassifier(**{**extra, **bad}).fit(X, y)
+
+
+# ------------------------------------------------------------ guards on the helpers
+def test_bank_refuses_non_finite_sparse_and_negative_weights():
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    bank = GaussianKernelBank(X, gammas=[0.5, 2.0])
+    for bad in (np.full(20, np.nan), np.r_[np.inf, np.zeros(19)]):
+        with pytest.raises(ValueError, match='A contains NaN or infinity'):
+            bank.products(bad)
+        with pytest.raises(ValueError, match='A contains NaN or infinity'):
+            bank.quad(bad)
+    with pytest.raises(TypeError, match='A must be a dense array'):
+        bank.quad(sp.csr_matrix(np.ones((20, 1))))
+    with pytest.raises(TypeError, match='A must be a dense array'):
+        bank.products(sp.csr_matrix(np.ones((20, 1))))
+    with pytest.raises(ValueError, match='theta must be >= 0'):
+        bank.combine([1.5, -0.5])
+
+
+def test_simplex_qp_refuses_sparse_input_by_name():
+    with pytest.raises(TypeError, match='H must be a dense array'):
+        simplex_qp(sp.csr_matrix(np.eye(2)), np.zeros(2))
+    with pytest.raises(TypeError, match='c must be a dense array'):
+        simplex_qp(np.eye(2), sp.csr_matrix(np.zeros((1, 2))))
+
+
+@pytest.mark.parametrize('scale', [1e-150, 1e-160, 1e150])
+def test_kernel_matrices_finite_for_tiny_and_huge_inputs(scale):
+    X = np.random.default_rng(0).normal(size=(10, 3)) * scale
+    Ks, _ = kernel_matrices(['rbf', 'linear'], X)
+    Kx, _ = kernel_matrices(['rbf', 'linear'], X[:4], X, train_diags=kernel_matrices(['rbf', 'linear'], X)[1])
+    for K in Ks + Kx:
+        assert np.all(np.isfinite(K))
+    np.testing.assert_allclose(np.diag(Ks[1]), 1.0)     # the normalised linear kernel: unit diagonal at any scale
+
+
+# ------------------------------------------------------------ the first call compiles quickly
+def test_small_bank_never_compiles_the_parallel_kernels():
+    "Up to 500 samples the bank runs its one-thread passes: the parallel ones (tens of CPU-s to compile) stay cold."
+    code = ("import numpy as np, kelm_nb.mkl as m\n"
+            "X = np.random.default_rng(0).normal(size=(200, 3))\n"
+            "b = m.GaussianKernelBank(X, gammas=[0.5, 2.0])\n"
+            "b.products(np.ones(200)); b.quad(np.ones(200)); b.combine([0.5, 0.5])\n"
+            "m.MKLELMClassifier(kernels=m.GaussianKernelBank(gammas=[0.5, 2.0])).fit(X, X[:, 0] > 0)\n"
+            "print([len(f.signatures) for f in (m._gauss_products, m._gauss_products_rows, m._gauss_quad,"
+            " m._gauss_combine)])\n")
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, 'NUMBA_CACHE_DIR': cache}
+        out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == '[0, 0, 0, 0]', out.stdout + out.stderr
+    assert 'compiling the parallel' not in out.stderr
