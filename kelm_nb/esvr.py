@@ -7,6 +7,7 @@ __all__ = ['PAPER_NU_GRID', 'augment', 'esvr_primal', 'esvr_dual', 'esvr_solve',
            'LSSVR', 'esvr_nu_path', 'lssvr_path', 'ESVRCV', 'ELMRegressorCV']
 
 # %% ../nbs/04_esvr.ipynb #6dc6e685
+import functools
 import math
 import numbers
 import warnings
@@ -16,8 +17,9 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight
-from .core import (POSITIVE, POSITIVE_INT, RandomHiddenLayer, NormalEquations, block_rows, check_memory,
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from .core import (POSITIVE, POSITIVE_INT, BlockwiseFitMixin, RandomHiddenLayer, NormalEquations, block_rows,
+                          check_memory, dask_normal_equations, normal_equations, _first_rows, _is_dask_array,
                           keep_state_on_error, _UFUNC_ACTIVATIONS, _check_finite, _elm_solution, _spd_solve_checked,
                           _ufunc_hidden_output, _validate_fit, _validate_predict, check_array_2d, check_positive,
                           compute_kernel, hidden_output, kernel_product, kernel_ridge_with_bias, ridge_solve,
@@ -217,7 +219,7 @@ def lssvr_solve(K, T, gamma_reg):
 
 # %% ../nbs/04_esvr.ipynb #82d11212
 _NONFINITE = ("the hidden-layer output contains NaN or infinity: the activation overflowed (e.g. 'exp' on unscaled "
-              "inputs); standardise X (StandardScaler) or use a bounded activation such as 'sigmoid'")
+              "inputs; standardise X or use a bounded activation such as 'sigmoid'), or X holds NaN or infinity")
 
 def _features(layer, X, check=True):
     """The hidden-layer output $\\Phi(X)$ of a block of rows ($X$ itself when `layer` is None) as a new C-ordered
@@ -345,26 +347,52 @@ class ShrinkageWarning(UserWarning):
     """
 
 
-# %% ../nbs/04_esvr.ipynb #shrink4
-def _training_r2(T, sample_weight, u, R, nu):
-    """The (weighted) training $R^2$ of every output of ESVR from its normal equations, without another pass over
-    the rows: with $(E^\\top SE + I/\\nu)u = R$ the residual sum of squares is
-    $T^\\top ST - u^\\top R - \\|u\\|^2/\\nu$."""
-    T2, U, R2 = (np.asarray(a).reshape(a.shape[0], -1) for a in (T, u, R))
+# %% ../nbs/04_esvr.ipynb #moments1
+def _target_moments(T, sample_weight=None):
+    """`(n, tt, sst)` of the target columns: the total weight, the weighted sums of squares $\\sum_i s_it_i^2$ and of
+    squares about the weighted mean (what `_training_r2` reads)."""
+    T2 = T.reshape(T.shape[0], -1)
     w = np.ones(T2.shape[0]) if sample_weight is None else sample_weight
-    sse = w @ T2 ** 2 - (U * R2).sum(axis=0) - (U ** 2).sum(axis=0) / nu
-    sst = w @ (T2 - np.average(T2, axis=0, weights=w)) ** 2
+    return w.sum(), w @ T2 ** 2, w @ (T2 - np.average(T2, axis=0, weights=w)) ** 2
+
+# %% ../nbs/04_esvr.ipynb #moments3
+class _MomentSums:
+    "The moments of `_target_moments` accumulated over blocks of targets (Chan et al.'s merge of centred sums)."
+    def __init__(self):
+        self.n, self.mean, self.tt, self.sst = 0, 0.0, 0.0, 0.0
+
+    def add(self, T):
+        "Merge a block of targets; returns it as float64 (the `encode` step of a blockwise fit)."
+        T = np.asarray(T, dtype=np.float64)
+        T2 = T.reshape(len(T), -1)
+        if T2.shape[0]:
+            mean_b, n = T2.mean(axis=0), self.n + T2.shape[0]
+            delta = mean_b - self.mean
+            self.sst = self.sst + ((T2 - mean_b) ** 2).sum(axis=0) + delta ** 2 * self.n * T2.shape[0] / n
+            self.mean, self.tt, self.n = self.mean + delta * T2.shape[0] / n, self.tt + (T2 ** 2).sum(axis=0), n
+        return T
+
+    def moments(self):
+        return float(self.n), self.tt, self.sst
+
+# %% ../nbs/04_esvr.ipynb #shrink4
+def _training_r2(moments, u, R, nu):
+    """The (weighted) training $R^2$ of every output of ESVR from its normal equations and the target `moments`,
+    without another pass over the rows: with $(E^\\top SE + I/\\nu)u = R$ the residual sum of squares is
+    $T^\\top ST - u^\\top R - \\|u\\|^2/\\nu$."""
+    _, tt, sst = moments
+    U, R2 = (np.asarray(a).reshape(a.shape[0], -1) for a in (u, R))
+    sse = tt - (U * R2).sum(axis=0) - (U ** 2).sum(axis=0) / nu
     return 1.0 - sse / np.where(sst > 0, sst, np.inf)
 
-def _warn_if_shrunk(T, sample_weight, u, R, nu, stacklevel=4):
+def _warn_if_shrunk(moments, u, R, nu, stacklevel=4):
     "A `ShrinkageWarning` naming ν and the measured training $R^2$ when it is negative."
-    r2 = float(_training_r2(T, sample_weight, u, R, nu).min())
+    r2 = float(_training_r2(moments, u, R, nu).min())
     if r2 < 0:
         warnings.warn(f"ESVR with nu={nu:g} fits its training data worse than the mean of y (training R^2 = "
                       f"{r2:.2g}): the penalty shrinks the bias r with the weights, so a small nu pulls the "
                       "predictions toward 0, not toward the mean of y; raise nu (ESVRCV chooses it) or centre y",
                       ShrinkageWarning, stacklevel=stacklevel)
-
 
 # %% ../nbs/04_esvr.ipynb #58ee1279
 _SOLVERS = StrOptions({'auto', 'primal', 'dual'})
@@ -404,12 +432,24 @@ class _RandomFeatureRegressor(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
 
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            A Dask array, computed chunk by chunk, for a Dask `X`.
         """
+        if _is_dask_array(X):
+            check_is_fitted(self)
+            if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+                raise ValueError(f"X has shape {X.shape}, but {type(self).__name__} is expecting "
+                                 f"{self.n_features_in_} features as input")
+            shape = self.coef_.shape[1:]
+            return X.rechunk({1: -1}).map_blocks(self._predict_rows, dtype=np.float64, drop_axis=None if shape else 1,
+                                                 chunks=(X.chunks[0],) + tuple((s,) for s in shape))
+        return self._predict_rows(X)
+
+    def _predict_rows(self, X):
         X = _validate_predict(self, X)
         out = np.empty((X.shape[0],) + self.coef_.shape[1:])
         for rows in row_chunks(X.shape[0], 8 * self.coef_.shape[0]):
@@ -423,15 +463,17 @@ class _RandomFeatureRegressor(RegressorMixin, BaseEstimator):
         return tags
 
 # %% ../nbs/04_esvr.ipynb #f34f62e1
-class _ESVRFit(_RandomFeatureRegressor):
-    "The fit of `ESVR`: validate, draw the hidden layer, pick eq. 8 or eq. 9, solve for $[w; r]$."
+class _ESVRFit(BlockwiseFitMixin, _RandomFeatureRegressor):
+    """The fit of `ESVR`: validate, draw the hidden layer, pick eq. 8 or eq. 9, solve for $[w; r]$; a Dask array or
+    `fit_blocks` goes through `_esvr_from_sums`."""
     @keep_state_on_error
     def fit(self, X, y, sample_weight=None):
         """Draw the hidden layer and solve for $[w; r]$ (a failed call leaves a fitted model as it was).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
+            A Dask array is fitted chunk by chunk by eq. 9 (a tree reduction of the normal equations on the cluster).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights $s_i$ of the squared errors (weight 2 is the same as repeating the row).
@@ -440,6 +482,10 @@ class _ESVRFit(_RandomFeatureRegressor):
         -------
         self
         """
+        if _is_dask_array(X):
+            if sample_weight is not None:
+                raise TypeError("sample_weight is not supported for a Dask X (pass NumPy arrays for a weighted fit)")
+            return _esvr_from_sums(self, X, _dask_accumulate(X, y))
         _validate(self)
         X, y = _validate_fit(self, X, y)
         if sample_weight is not None:
@@ -451,10 +497,19 @@ class _ESVRFit(_RandomFeatureRegressor):
         form = _form(self.solver, X.shape[0], X.shape[1] if layer is None else self.n_hidden)
         T = np.asarray(y, dtype=np.float64)
         u, R = _esvr_weights(layer, X, T, float(self.nu), form, sample_weight)
-        _warn_if_shrunk(T, sample_weight, u, R, float(self.nu))
+        _warn_if_shrunk(_target_moments(T, sample_weight), u, R, float(self.nu))
         self.hidden_layer_, self.solver_ = layer, form
         self.coef_, self.intercept_ = _split_weights(u)
         return self
+
+    def _block_targets(self, classes):
+        if classes is not None: raise ValueError("classes is for classifiers; a regressor takes none")
+        self._block_moments = _MomentSums()
+        return self._block_moments.add
+
+    def _fit_normal_equations(self, X, accumulate):
+        moments = self.__dict__.pop('_block_moments')
+        return _esvr_from_sums(self, X, lambda transform, width: (accumulate(transform, width), moments.moments()))
 
 # %% ../nbs/04_esvr.ipynb #554ec0eb
 class ESVR(_ESVRFit):
@@ -462,7 +517,9 @@ class ESVR(_ESVRFit):
     features $E_\\Phi=[\\Phi(x), -1]$ of a random hidden layer, with the bias $r$ penalised like the weights (eq. 7).
 
     $\\min_{w,r}\\ \\frac{\\nu}{2}\\sum_i s_i(\\Phi(x_i)^\\top w - r - t_i)^2 + \\frac12(\\|w\\|^2 + r^2)$, solved by
-    eq. 9 (normal equations accumulated over row blocks: memory $O(\\tilde n^2)$ plus one block) or eq. 8.
+    eq. 9 (normal equations accumulated over row blocks: memory $O(\\tilde n^2)$ plus one block) or eq. 8. Rows that do
+    not fit in memory: `fit` takes a Dask array (chunk sums reduced on the cluster; `predict` then returns a Dask
+    array for Dask input) and `fit_blocks` an iterable of `(X_block, y_block)` pairs, both by eq. 9.
 
     Parameters
     ----------
@@ -510,6 +567,43 @@ class ESVR(_ESVRFit):
         self.n_hidden, self.nu, self.activation, self.solver = n_hidden, nu, activation, solver
         self.distribution, self.weight_range, self.bias_range = distribution, weight_range, bias_range
         self.weight_scale, self.bias_scale, self.random_state = weight_scale, bias_scale, random_state
+
+# %% ../nbs/04_esvr.ipynb #blocks1
+def _esvr_from_sums(est, X, accumulate):
+    """The blockwise fit of an ESVR `est` by eq. 9: `accumulate(transform, width)` returns `(NormalEquations, target
+    moments)` over all rows, held one block at a time; X (NumPy or Dask, or the first block) gives the width."""
+    _validate(est)
+    if est.solver == 'dual':
+        raise ValueError("solver='dual' (eq. 8) needs the whole m x m matrix in memory; a blockwise fit (Dask array, "
+                         "fit_blocks) solves eq. 9: use solver='primal' or 'auto'")
+    head = _first_rows(X)
+    layer = est._layer()
+    layer = None if layer is None else layer.fit(head)
+    ne, moments = accumulate(functools.partial(_features, layer), head.shape[1] if layer is None else est.n_hidden)
+    if not (np.all(np.isfinite(moments[1])) and np.all(np.isfinite(ne.t_mean))):
+        raise ValueError("y contains NaN or infinity (or values whose squares overflow float64)")
+    G, R = _bordered(ne, -1.0)
+    u = _spd_solve_checked(_penalised_gram(G, float(est.nu)), R, overwrite_a=True)
+    _warn_if_shrunk(moments, u, R, float(est.nu), stacklevel=5)
+    est.hidden_layer_, est.solver_, est.n_features_in_ = layer, 'primal', head.shape[1]
+    est.coef_, est.intercept_ = _split_weights(u)
+    return est
+
+# %% ../nbs/04_esvr.ipynb #blocks4
+def _dask_accumulate(X, y):
+    """`accumulate(transform, width)` of `_esvr_from_sums` for a Dask array X (targets Dask or NumPy): the core's
+    tree reduction of `NormalEquations` over the row chunks, and the target moments reduced by Dask."""
+    import dask
+    import dask.array as da
+    T = da.asarray(y).astype(np.float64)
+    if T.ndim not in (1, 2) or T.shape[0] != X.shape[0]:
+        raise ValueError(f"y must have shape ({X.shape[0]},) or ({X.shape[0]}, n_outputs) to match X, got {T.shape}")
+
+    def accumulate(transform, width):
+        ne = dask_normal_equations(transform, X, T, width)
+        tt, sst = dask.compute((T ** 2).sum(axis=0), ((T - T.mean(axis=0)) ** 2).sum(axis=0))
+        return ne, (float(X.shape[0]), tt, sst)
+    return accumulate
 
 # %% ../nbs/04_esvr.ipynb #0db09d48
 class _LSSVRFit(RegressorMixin, BaseEstimator):
@@ -872,6 +966,9 @@ class _RidgePathCV(_RandomFeatureRegressor):
         self
         """
         _validate(self)
+        if _is_dask_array(X):
+            raise TypeError(f"{type(self).__name__} scores its grid on rows in memory (leave-one-out reads them "
+                            "twice): pass X.compute(), or fit ESVR, which takes Dask arrays, with a chosen value")
         values = getattr(self, self._grid_param)
         grid = _as_grid(_DEFAULT_GRID if values is None else values, self._grid_param)
         X, y = _validate_fit(self, X, y)
@@ -901,7 +998,7 @@ def _esvr_refit(layer, X, T, nu, system, solver, width):
         u, R = _spd_solve_checked(_penalised_gram(system[0], nu), system[1], overwrite_a=True), system[1]
     else:
         u, R = _esvr_weights(layer, X, T, nu, form)
-    _warn_if_shrunk(T, None, u, R, nu, stacklevel=6)     # the caller of ESVRCV.fit
+    _warn_if_shrunk(_target_moments(T), u, R, nu, stacklevel=6)     # the caller of ESVRCV.fit
     return u, form
 
 # %% ../nbs/04_esvr.ipynb #77d8e821

@@ -454,3 +454,79 @@ def test_shrunk_esvr_warns_by_name_with_the_measured_r2(solver):
     with warnings.catch_warnings():
         warnings.simplefilter('error')
         ESVR(20, nu=1.0, random_state=0).fit(X, y)          # a sensible nu is silent
+
+
+@pytest.mark.parametrize('params', [{}, {'n_hidden': None}, {'n_hidden': 40, 'nu': 50.0, 'activation': 'tanh'}])
+@pytest.mark.parametrize('multi', [False, True])
+def test_esvr_fits_dask_arrays_block_by_block(params, multi):
+    "A Dask array is fitted from chunk sums (never computed whole) and predicted as a Dask array."
+    da = pytest.importorskip('dask.array')
+    X, y = _data(230, d=4)
+    Y = np.column_stack([y, np.cos(y)]) if multi else y
+    X_da = da.from_array(X, chunks=(37, 4))
+    Y_da = da.from_array(Y, chunks=(37,) + Y.shape[1:])
+    in_memory = ESVR(random_state=0, **params).fit(X, Y)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        on_dask = ESVR(random_state=0, **params).fit(X_da, Y_da)
+    assert on_dask.solver_ == 'primal' and on_dask.n_features_in_ == 4
+    pred = on_dask.predict(X_da)
+    assert type(pred).__module__.startswith('dask.') and pred.shape == Y.shape
+    assert pred.chunks[0] == X_da.chunks[0]
+    np.testing.assert_allclose(pred.compute(), in_memory.predict(X), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(on_dask.predict(X), in_memory.predict(X), rtol=1e-8, atol=1e-10)
+    numpy_y = ESVR(random_state=0, **params).fit(X_da, Y)                      # NumPy targets with Dask rows
+    np.testing.assert_allclose(numpy_y.coef_, on_dask.coef_, rtol=1e-12, atol=1e-14)
+
+
+def test_esvr_dask_fit_never_converts_the_whole_array(monkeypatch):
+    "No step of fit or predict turns the Dask array into one NumPy array (np.asarray would load it whole)."
+    da = pytest.importorskip('dask.array')
+    X, y = _data(400, d=3)
+    X_da, y_da = da.from_array(X, chunks=(50, 3)), da.from_array(y, chunks=50)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError('the whole Dask array was converted to NumPy')
+    monkeypatch.setattr(type(X_da), '__array__', refuse)
+    with pytest.raises(AssertionError, match='converted'):
+        np.asarray(X_da)
+    pred = ESVR(20, random_state=0).fit(X_da, y_da).predict(X_da)
+    monkeypatch.undo()
+    np.testing.assert_allclose(pred.compute(), ESVR(20, random_state=0).fit(X, y).predict(X), rtol=1e-9)
+
+
+def test_esvr_fit_blocks_equals_fit():
+    X, y = _data(200)
+    want = ESVR(30, nu=4.0, random_state=0).fit(X, y)
+    got = ESVR(30, nu=4.0, random_state=0).fit_blocks((X[s:s + 33], y[s:s + 33]) for s in range(0, 200, 33))
+    np.testing.assert_allclose(got.predict(X), want.predict(X), rtol=1e-9, atol=1e-12)
+    assert not hasattr(got, '_block_moments')
+    from kelm_nb.esvr import ShrinkageWarning
+    with pytest.warns(ShrinkageWarning):
+        ESVR(30, nu=2.0 ** -25, random_state=0).fit_blocks([(X[:100], y[:100] + 10), (X[100:], y[100:] + 10)])
+    with pytest.raises(ValueError, match='classes'):
+        ESVR(30).fit_blocks([(X, y)], classes=[0, 1])
+
+
+def test_dask_input_errors_are_clear():
+    da = pytest.importorskip('dask.array')
+    X, y = _data(100)
+    X_da, y_da = da.from_array(X, chunks=(25, 3)), da.from_array(y, chunks=25)
+    for est in (ESVRCV(), ELMRegressorCV()):
+        with pytest.raises(TypeError, match='in memory'):
+            est.fit(X_da, y_da)
+        est.fit(X, y)
+        np.testing.assert_allclose(est.predict(X_da).compute(), est.predict(X), rtol=1e-12)
+    with pytest.raises(TypeError, match='sample_weight'):
+        ESVR().fit(X_da, y_da, sample_weight=np.ones(100))
+    with pytest.raises(ValueError, match="solver='dual'"):
+        ESVR(solver='dual').fit(X_da, y_da)
+    with pytest.raises(ValueError, match='must have shape'):
+        ESVR().fit(X_da, y_da[:-1])
+    with pytest.raises(ValueError, match='NaN'):
+        ESVR().fit(X_da, da.from_array(np.where(y > 1.5, np.nan, y), chunks=25))
+    with pytest.raises(ValueError, match='NaN'):
+        ESVR().fit(da.from_array(np.where(X > 0.9, np.nan, X), chunks=(25, 3)), y_da)
+    fitted = ESVR(10, random_state=0).fit(X_da, y_da)
+    with pytest.raises(ValueError, match='features'):
+        fitted.predict(X_da[:, :2])
