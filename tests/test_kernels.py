@@ -28,8 +28,9 @@ ATOL = {np.float64: 1e-14, np.float32: 1e-6}
 # Weights rescale C per sample in LIBSVM, which is exactly the dual of repeated rows; the fits agree to LIBSVM's
 # stopping tolerance. scikit-learn marks the same check as an expected failure for its own SVR
 # (sklearn.utils._test_common.instance_generator.PER_ESTIMATOR_XFAIL_CHECKS[SVR]: "sample_weight is not equivalent
-# to removing/repeating samples", scikit-learn's sample-weight meta-issue), and SVR fails it even at tol=1e-12,
-# where ELMKernelSVR passes (test_sample_weight_equivalence_at_tight_tolerance).
+# to removing/repeating samples", scikit-learn's sample-weight meta-issue), and SVR with its default gamma='scale'
+# (the unweighted variance of X) fails it even at tol=1e-12, where ELMKernelSVR passes
+# (test_sample_weight_equivalence_at_tight_tolerance).
 _TOL_NOTE = ("LIBSVM stops at tol=1e-3, so weights and repeated rows agree only to that tolerance (scikit-learn's "
              "SVR is marked the same way); with tol=1e-12 the check passes")
 
