@@ -19,7 +19,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from .core import (POSITIVE, POSITIVE_INT, BlockwiseFitMixin, RandomHiddenLayer, NormalEquations, block_rows,
-                          check_memory, dask_normal_equations, normal_equations, _first_rows, _is_dask_array,
+                          check_memory, dask_normal_equations, _first_rows, _is_dask_array,
                           keep_state_on_error, _UFUNC_ACTIVATIONS, _check_finite, _elm_solution, _spd_solve_checked,
                           _ufunc_hidden_output, _validate_fit, _validate_predict, check_array_2d, check_positive,
                           compute_kernel, hidden_output, kernel_product, kernel_ridge_with_bias, ridge_solve,
