@@ -386,8 +386,8 @@ def normalize_kernel(K, diag_X=None, diag_Z=None):
     if diag_X is None or diag_Z is None:
         raise ValueError("pass both diag_X and diag_Z (the self-similarities k(x_i, x_i) and k(z_j, z_j))")
     dX, dZ = _positive_diagonal(diag_X, 'diag_X', n), _positive_diagonal(diag_Z, 'diag_Z', m)
-    with np.errstate(over='ignore'):
-        return _finite_normalised((K / np.sqrt(np.outer(dX, dZ))).astype(K.dtype, copy=False))
+    with np.errstate(over='ignore'):                     # square roots first: d_i d_j of tiny rows underflows
+        return _finite_normalised((K / np.sqrt(dX)[:, None] / np.sqrt(dZ)[None, :]).astype(K.dtype, copy=False))
 
 # %% ../nbs/03_kernels.ipynb #65d96986
 @njit(cache=True, inline='always', error_model='numpy')
@@ -668,6 +668,24 @@ def _asymptotic_diag(X, sigma_w, normalize):
     r = (e * e + np.einsum('ij,ij->i', U, U)) * s * s
     return 2.0 / math.pi * _asin_clipped(r)
 
+# %% ../nbs/03_kernels.ipynb #gpparam1
+def _check_gp_params(sigma_w, normalize, bounds):
+    """Every parameter of an `AsymptoticELMKernel`, used by the call or not: σ_w, `normalize`, and `sigma_w_bounds`
+    ('fixed' or a finite pair SIGMA_W_MIN <= low <= high, the box the optimiser searches in log σ_w). Returns
+    `normalize` as a bool."""
+    _half_inverse_variance(sigma_w)
+    normalize = _check_bool(normalize, 'normalize')
+    if isinstance(bounds, str) and bounds == 'fixed':
+        return normalize
+    try:
+        low, high = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise TypeError(f"sigma_w_bounds must be 'fixed' or a (low, high) pair of numbers, got {bounds!r}") from None
+    if not (SIGMA_W_MIN <= low <= high < math.inf):
+        raise ValueError(f"sigma_w_bounds must be a finite pair with {SIGMA_W_MIN:g} <= low <= high, got {bounds!r}")
+    return normalize
+
+
 # %% ../nbs/03_kernels.ipynb #a7ece06b
 class _AsymptoticKernelProtocol(Kernel):
     "The GP-kernel methods of eq. 15/16 with σ_w as a log-transformed hyperparameter (attributes of the subclass)."
@@ -692,16 +710,16 @@ class _AsymptoticKernelProtocol(Kernel):
         K_gradient : ndarray of shape (n_samples_X, n_samples_X, 1) or (n_samples_X, n_samples_X, 0)
             Only with `eval_gradient`; empty last axis when σ_w is fixed.
         """
+        normalize = _check_gp_params(self.sigma_w, self.normalize, self.sigma_w_bounds)
         X = np.atleast_2d(X)
         if Y is not None and eval_gradient:
             raise ValueError("Gradient can only be evaluated when Y is None.")
-        K = asymptotic_elm_kernel(X, None if Y is None else np.atleast_2d(Y), self.sigma_w, self.normalize)
+        K = asymptotic_elm_kernel(X, None if Y is None else np.atleast_2d(Y), self.sigma_w, normalize)
         if not eval_gradient:
             return K
         if self.hyperparameter_sigma_w.fixed:
             return K, np.empty((X.shape[0], X.shape[0], 0))
-        X64 = check_array_2d(X).astype(np.float64, copy=False)
-        return K, _log_sigma_gradient(X64, self.sigma_w, _check_bool(self.normalize, 'normalize'))[:, :, None]
+        return K, _log_sigma_gradient(check_array_2d(X).astype(np.float64), self.sigma_w, normalize)[:, :, None]
 
     def diag(self, X):
         """The diagonal k(x_i, x_i), without the whole matrix.
@@ -715,7 +733,7 @@ class _AsymptoticKernelProtocol(Kernel):
         ndarray of shape (n_samples,)
             Ones when normalised, else (2/π) arcsin(r_ii) of eq. 15.
         """
-        return _asymptotic_diag(X, self.sigma_w, self.normalize)
+        return _asymptotic_diag(X, self.sigma_w, _check_gp_params(self.sigma_w, self.normalize, self.sigma_w_bounds))
 
     def is_stationary(self):
         """False: the kernel depends on the positions of x and z, not only on x - z.

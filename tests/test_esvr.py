@@ -1,4 +1,5 @@
 "Estimator checks, oracles, numerics and bad input of `kelm_nb.esvr`, called through the installed package."
+import warnings
 import numpy as np
 import pytest
 import scipy.linalg
@@ -357,3 +358,175 @@ def test_default_esvr_is_not_degenerate():
     y = np.sin(X[:, 0]) + X[:, 1] * X[:, 2]
     model = make_pipeline(StandardScaler(), ESVR(random_state=0)).fit(X[:400], y[:400])
     assert r2_score(y[400:], model.predict(X[400:])) > 0.8
+
+
+# A bad value for every constructor parameter of every estimator of the module, whether the chosen configuration
+# reads the parameter or not (a linear ESVR reads no activation, an 'rbf' LS-SVR no coef0 or degree).
+_BAD_LAYER = {'n_hidden': 2.5, 'activation': 'foo', 'distribution': 'cauchy', 'weight_range': (np.nan, 1.0),
+              'bias_range': (2.0, 1.0), 'weight_scale': -1.0, 'bias_scale': 'a', 'random_state': 'x'}
+_BAD = {
+    ESVR: ({'n_hidden': None}, {**_BAD_LAYER, 'nu': 'a', 'solver': 'qr'}),
+    ESVRCV: ({'n_hidden': None}, {**_BAD_LAYER, 'nus': 'foo', 'cv': 'x', 'solver': 'qr'}),
+    ELMRegressorCV: ({}, {**_BAD_LAYER, 'n_hidden': None, 'Cs': 'foo', 'cv': 1.5}),
+    LSSVR: ({'kernel': 'rbf'}, {'gamma_reg': np.nan, 'kernel': 3, 'gamma': 0.0, 'degree': -1, 'coef0': 'a',
+                                'kernel_params': 'foo'}),
+}
+_BAD_CASES = [(cls, name, value) for cls, (_, bad) in _BAD.items() for name, value in bad.items()]
+
+
+def test_every_parameter_has_a_bad_value():
+    import inspect
+    for cls, (_, bad) in _BAD.items():
+        assert set(bad) == set(inspect.signature(cls).parameters), cls.__name__
+        assert set(cls._parameter_constraints) == set(bad), cls.__name__
+
+
+@pytest.mark.parametrize('cls, name, value', _BAD_CASES, ids=[f'{c.__name__}-{n}' for c, n, _ in _BAD_CASES])
+def test_every_parameter_validated_used_or_not(cls, name, value):
+    X, y = _data(30)
+    base = _BAD[cls][0]
+    est = cls(**base).fit(X, y)
+    before = est.predict(X)
+    with pytest.raises((ValueError, TypeError), match=name):
+        est.set_params(**{name: value}).fit(X, y)
+    np.testing.assert_array_equal(est.set_params(**{name: cls().get_params()[name], **base}).predict(X), before)
+
+
+def test_grid_strings_are_a_clear_error():
+    X, y = _data(30)
+    for est, name in ((ESVRCV(nus='foo'), 'nus'), (ELMRegressorCV(Cs='foo'), 'Cs')):
+        with pytest.raises(ValueError, match=f"'{name}' parameter"):
+            est.fit(X, y)
+
+
+def test_complex_callable_kernel_is_refused():
+    X, y = _data(20)
+    with pytest.raises(TypeError, match='complex'):
+        LSSVR(kernel=lambda A, B: (A @ B.T) * (1 + 1j)).fit(X, y)
+
+
+def _svd_loo_mse(F, T, lam, center):
+    "Leave-one-out MSE of ridge on features F by refitting without each row through an SVD (no normal equations)."
+    errors = []
+    for i in range(F.shape[0]):
+        keep = np.arange(F.shape[0]) != i
+        f_mean, t_mean = (F[keep].mean(axis=0), T[keep].mean()) if center else (0.0, 0.0)
+        U, s, Vt = np.linalg.svd(F[keep] - f_mean, full_matrices=False)
+        beta = Vt.T @ (s / (s ** 2 + lam) * (U.T @ (T[keep] - t_mean)))
+        errors.append((T[i] - t_mean - (F[i] - f_mean) @ beta) ** 2)
+    return np.mean(errors)
+
+
+@pytest.mark.parametrize('cls, grid', [(ELMRegressorCV, 'Cs'), (ESVRCV, 'nus')])
+@pytest.mark.parametrize('n, n_hidden', [(20, 100), (20, 10), (101, 100), (300, 30), (300, 100)])
+def test_extreme_grid_values_give_a_finite_exact_loo_curve(cls, grid, n, n_hidden):
+    "C or nu from 1e-12 to 1e12: the closed-form LOO curve is finite and equals refitting without each row."
+    X, y = _data(n)
+    values = [1e-12, 1.0, 1e12]
+    est = cls(**{grid: values}, n_hidden=n_hidden, random_state=0).fit(X, y)
+    assert np.isfinite(est.mse_path_).all()
+    if n <= 101 or n_hidden == 30:
+        H = est.hidden_layer_.transform(X)
+        F, center = (H, True) if cls is ELMRegressorCV else (augment(H), False)
+        want = [_svd_loo_mse(F, y, 1.0 / v, center) for v in values]
+        np.testing.assert_allclose(est.mse_path_, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize('est', [ELMRegressorCV(), ESVRCV(), ELMRegressorCV(cv=3), ESVRCV(nus=[1.0], cv=2)])
+def test_one_training_row_is_a_clear_error(est):
+    with pytest.raises(ValueError, match='n_samples=1'):
+        est.fit(np.ones((1, 3)), np.ones(1))
+
+
+@pytest.mark.parametrize('solver', ['primal', 'dual'])
+def test_shrunk_esvr_warns_by_name_with_the_measured_r2(solver):
+    from kelm_nb.esvr import ShrinkageWarning
+    X, y = _data(60)
+    y = y + 10.0                                 # a mean the shrunk bias cannot reach
+    with pytest.warns(ShrinkageWarning, match=r'nu=2\.98023e-08.*training R\^2 = -') as caught:
+        est = ESVR(100 if solver == 'dual' else 20, nu=2.0 ** -25, solver=solver, random_state=0).fit(X, y)
+    r2 = float(str(caught[0].message).split('R^2 = ')[1].split(')')[0])
+    np.testing.assert_allclose(r2, r2_score(y, est.predict(X)), rtol=0.05)
+    with pytest.warns(ShrinkageWarning):
+        ESVR(20, nu=2.0 ** -25, random_state=0).fit(X, y, sample_weight=np.arange(60) % 3 + 1.0)
+    with pytest.warns(ShrinkageWarning):
+        ESVRCV(nus=[2.0 ** -25], n_hidden=20, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        ESVR(20, nu=1.0, random_state=0).fit(X, y)          # a sensible nu is silent
+
+
+@pytest.mark.parametrize('params', [{}, {'n_hidden': None}, {'n_hidden': 40, 'nu': 50.0, 'activation': 'tanh'}])
+@pytest.mark.parametrize('multi', [False, True])
+def test_esvr_fits_dask_arrays_block_by_block(params, multi):
+    "A Dask array is fitted from chunk sums (never computed whole) and predicted as a Dask array."
+    da = pytest.importorskip('dask.array')
+    X, y = _data(230, d=4)
+    Y = np.column_stack([y, np.cos(y)]) if multi else y
+    X_da = da.from_array(X, chunks=(37, 4))
+    Y_da = da.from_array(Y, chunks=(37,) + Y.shape[1:])
+    in_memory = ESVR(random_state=0, **params).fit(X, Y)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        on_dask = ESVR(random_state=0, **params).fit(X_da, Y_da)
+    assert on_dask.solver_ == 'primal' and on_dask.n_features_in_ == 4
+    pred = on_dask.predict(X_da)
+    assert type(pred).__module__.startswith('dask.') and pred.shape == Y.shape
+    assert pred.chunks[0] == X_da.chunks[0]
+    np.testing.assert_allclose(pred.compute(), in_memory.predict(X), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(on_dask.predict(X), in_memory.predict(X), rtol=1e-8, atol=1e-10)
+    numpy_y = ESVR(random_state=0, **params).fit(X_da, Y)                      # NumPy targets with Dask rows
+    np.testing.assert_allclose(numpy_y.coef_, on_dask.coef_, rtol=1e-12, atol=1e-14)
+
+
+def test_esvr_dask_fit_never_converts_the_whole_array(monkeypatch):
+    "No step of fit or predict turns the Dask array into one NumPy array (np.asarray would load it whole)."
+    da = pytest.importorskip('dask.array')
+    X, y = _data(400, d=3)
+    X_da, y_da = da.from_array(X, chunks=(50, 3)), da.from_array(y, chunks=50)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError('the whole Dask array was converted to NumPy')
+    monkeypatch.setattr(type(X_da), '__array__', refuse)
+    with pytest.raises(AssertionError, match='converted'):
+        np.asarray(X_da)
+    pred = ESVR(20, random_state=0).fit(X_da, y_da).predict(X_da)
+    monkeypatch.undo()
+    np.testing.assert_allclose(pred.compute(), ESVR(20, random_state=0).fit(X, y).predict(X), rtol=1e-9)
+
+
+def test_esvr_fit_blocks_equals_fit():
+    X, y = _data(200)
+    want = ESVR(30, nu=4.0, random_state=0).fit(X, y)
+    got = ESVR(30, nu=4.0, random_state=0).fit_blocks((X[s:s + 33], y[s:s + 33]) for s in range(0, 200, 33))
+    np.testing.assert_allclose(got.predict(X), want.predict(X), rtol=1e-9, atol=1e-12)
+    assert not hasattr(got, '_block_moments')
+    from kelm_nb.esvr import ShrinkageWarning
+    with pytest.warns(ShrinkageWarning):
+        ESVR(30, nu=2.0 ** -25, random_state=0).fit_blocks([(X[:100], y[:100] + 10), (X[100:], y[100:] + 10)])
+    with pytest.raises(ValueError, match='classes'):
+        ESVR(30).fit_blocks([(X, y)], classes=[0, 1])
+
+
+def test_dask_input_errors_are_clear():
+    da = pytest.importorskip('dask.array')
+    X, y = _data(100)
+    X_da, y_da = da.from_array(X, chunks=(25, 3)), da.from_array(y, chunks=25)
+    for est in (ESVRCV(), ELMRegressorCV()):
+        with pytest.raises(TypeError, match='in memory'):
+            est.fit(X_da, y_da)
+        est.fit(X, y)
+        np.testing.assert_allclose(est.predict(X_da).compute(), est.predict(X), rtol=1e-12)
+    with pytest.raises(TypeError, match='sample_weight'):
+        ESVR().fit(X_da, y_da, sample_weight=np.ones(100))
+    with pytest.raises(ValueError, match="solver='dual'"):
+        ESVR(solver='dual').fit(X_da, y_da)
+    with pytest.raises(ValueError, match='must have shape'):
+        ESVR().fit(X_da, y_da[:-1])
+    with pytest.raises(ValueError, match='NaN'):
+        ESVR().fit(X_da, da.from_array(np.where(y > 1.5, np.nan, y), chunks=25))
+    with pytest.raises(ValueError, match='NaN'):
+        ESVR().fit(da.from_array(np.where(X > 0.9, np.nan, X), chunks=(25, 3)), y_da)
+    fitted = ESVR(10, random_state=0).fit(X_da, y_da)
+    with pytest.raises(ValueError, match='features'):
+        fitted.predict(X_da[:, :2])
