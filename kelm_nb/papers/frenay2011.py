@@ -216,6 +216,7 @@ def _grid_text(values):
     lo, hi = math.log10(values[0]), math.log10(values[-1])
     return f"10^{lo:g} … 10^{hi:g}, {len(values)} values"
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #531caab4
 def _fits_per_set(protocol, n_sigmas):
     "LIBSVM fits of one data set's cross-test: inner grid searches and one refit per outer fold, for every row."
     p = protocol
@@ -247,12 +248,14 @@ def protocol_table(protocol):
               note="ε in standardised target units; the grids step by a decade or by √10 (the paper's); sets "
                    "above the row limit are subsampled without replacement (seeded); fits: LIBSVM fits of the "
                    "cross-test of one set with all seven σ_w (CPU, Abalone) and of one other set.")
-    rows = {'outer folds (test)': 'outer', 'inner folds (validation)': 'inner', 'C': 'C', 'ε': 'epsilon', 'γ': 'gamma'}
+    rows = {'outer folds (test)': 'outer', 'inner folds (validation)': 'inner', 'C': 'C', 'ε': 'epsilon',
+            'γ': 'gamma'}
     for label, key in rows.items():
         f = str if key in ('outer', 'inner') else _grid_text
         t.add(label, paper=f(paper[key]), this_run=f(protocol[key]))
     t.add('σ_w on CPU and Abalone', paper=_grid_text(paper['sigmas']), this_run=_grid_text(protocol['sigmas']))
-    t.add('σ_w on the other sets', paper='(not in the paper)', this_run=', '.join(f'{s:g}' for s in protocol['claim_sigmas']))
+    t.add('σ_w on the other sets', paper='(not in the paper)',
+          this_run=', '.join(f'{s:g}' for s in protocol['claim_sigmas']))
     t.add('rows per set', paper='all', this_run='all' if protocol['max_rows'] is None else
           f"at most {protocol['max_rows']}")
     t.add('LIBSVM iteration cap', paper='none (LIBSVM 2011)', this_run=f"{protocol['max_iter']:.0e}")
@@ -262,13 +265,14 @@ def protocol_table(protocol):
           this_run=f"{_fits_per_set(protocol, len(protocol['claim_sigmas'])):,}")
     return t
 
-# %% ../../nbs/papers/03_frenay2011.ipynb #c2a4e017
+# %% ../../nbs/papers/03_frenay2011.ipynb #f1326306
 def _subsample_rows(n, max_rows=None, random_state=0):
     "The rows `frenay_data` keeps of `n`: all, or `max_rows` drawn without replacement (seeded), in their order."
     if max_rows is None or max_rows >= n:
         return np.arange(n)
     return np.sort(np.random.default_rng(random_state).choice(n, max_rows, replace=False))
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #c2a4e017
 def frenay_data(name, max_rows=None, random_state=0):
     """A bundled regression set, subsampled without replacement to `max_rows` rows (row order kept) if larger.
 
@@ -903,7 +907,7 @@ def extremes_tables(name, runs, X, y, k=5):
     Examples
     --------
     >>> p = dict(frenay_protocol(), outer=2, inner=2, C=[1.0], epsilon=[0.1], gamma=[0.1], sigmas=(1.0,))
-    >>> X, y = frenay_data('cpu')
+    >>> X, y = frenay_data('cpu', p['max_rows'])
     >>> top, share = extremes_tables('cpu', frenay_cross_tests('cpu', p, progress=False), X, y)
     >>> len(top.rows), len(share.rows)
     (5, 2)
@@ -976,7 +980,7 @@ def fig_extrapolation(runs, X, y, kernels=('gaussian', 1.0)):
     Examples
     --------
     >>> p = dict(frenay_protocol(), outer=2, inner=2, C=[10.0], epsilon=[0.1], gamma=[0.01], sigmas=(1.0,))
-    >>> X, y = frenay_data('cpu')
+    >>> X, y = frenay_data('cpu', p['max_rows'])
     >>> fig, slopes = fig_extrapolation(frenay_cross_tests('cpu', p, progress=False), X, y)
     >>> sorted(map(str, slopes))
     ['1.0', 'gaussian']
