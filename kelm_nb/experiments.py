@@ -5,20 +5,28 @@
 # %% ../nbs/01_experiments.ipynb #7471d1aa
 from __future__ import annotations
 
+import base64
 import contextlib
 import csv
+import functools
 import gc
+import hashlib
+import inspect
 import io
+import json
 import math
 import numbers
+import os
 import re
 import statistics
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Optional
 
 import numpy as np
-from joblib import Memory, Parallel, delayed
+from joblib import Parallel, delayed
 from scipy import stats
 from sklearn.base import clone, is_classifier
 from sklearn.compose import TransformedTargetRegressor
@@ -35,10 +43,11 @@ from tqdm import tqdm
 from .core import limit_blas_threads
 
 # %% auto #0
-__all__ = ['METRICS', 'CASES', 'RESERVED_FIELDS', 'PAPERS', 'nrmse', 'mean_ci', 'Table', 'ReproductionTable', 'task_store',
-           'run_tasks', 'single_threaded', 'grid_search', 'CrossTestResult', 'cross_test', 'paired_ttest',
-           'SplitResults', 'repeated_splits', 'cv_fold_scores', 'defaults_check', 'BenchCase', 'CaseInfo', 'bench_case',
-           'check_target', 'run_case', 'Paper']
+__all__ = ['METRICS', 'STORE_FORMAT', 'CASES', 'RESERVED_FIELDS', 'PAPERS', 'nrmse', 'mean_ci', 'ci_cell', 'Table',
+           'ReproductionTable', 'TaskStore', 'task_progress', 'task_store', 'run_tasks', 'single_threaded',
+           'grid_search', 'CrossTestResult', 'cross_test', 'paired_ttest', 'SplitResults', 'repeated_splits',
+           'cv_fold_scores', 'defaults_check', 'BenchCase', 'CaseInfo', 'bench_case', 'check_target', 'run_case',
+           'Paper']
 
 # %% ../nbs/01_experiments.ipynb #2425e8d3
 def _check_targets(y, name='y', allow_2d=False):
@@ -165,14 +174,38 @@ def mean_ci(values, confidence=0.95):
     half = stats.t.ppf((1 + confidence) / 2, v.shape[0] - 1) * v.std(ddof=1) / np.sqrt(v.shape[0])
     return m, float(half)
 
+# %% ../nbs/01_experiments.ipynb #3867f34f
+def ci_cell(values, confidence=0.95):
+    """A table cell for a mean over repetitions: `(mean, half_width, n)`, which a `Table` prints as
+    `mean ± half_width`, or as `mean (n = 1)` for a single value (no spread to show, rather than "± 0").
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+    confidence : float, default=0.95
+
+    Returns
+    -------
+    (float, float, int)
+    """
+    m, h = mean_ci(values, confidence)
+    return m, h, int(np.size(values))
+
 # %% ../nbs/01_experiments.ipynb #68d45b28
 def _is_num(v):
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
+def _is_spread(v):
+    "A `(mean, spread)` pair of numbers or a `(mean, spread, n)` triple with a count n >= 1."
+    return isinstance(v, tuple) and (
+        (len(v) == 2 and all(_is_num(u) for u in v))
+        or (len(v) == 3 and _is_num(v[0]) and _is_num(v[1]) and isinstance(v[2], numbers.Integral)
+            and not isinstance(v[2], bool) and v[2] >= 1))
+
 def _center(v):
-    "The number a cell stands for: the value, or the mean of a `(mean, spread)` tuple; else None."
+    "The number a cell stands for: the value, or the mean of a `(mean, spread[, n])` tuple; else None."
     if _is_num(v): return float(v)
-    if isinstance(v, tuple) and len(v) == 2 and _is_num(v[0]): return float(v[0])
+    if _is_spread(v): return float(v[0])
     return None
 
 def _fmt_num(x, digits):
@@ -182,12 +215,11 @@ def _fmt_num(x, digits):
 
 # %% ../nbs/01_experiments.ipynb #e3e628e0
 def _check_cell_value(column, v):
-    "A table cell is None, a string, a number or a `(mean, spread)` pair of numbers; else a TypeError (naming it)."
-    ok = (v is None or isinstance(v, str) or _is_num(v)
-          or (isinstance(v, tuple) and len(v) == 2 and all(_is_num(u) for u in v)))
-    if not ok:
-        raise TypeError(f"value for column {column!r} must be a number, a (mean, spread) tuple, a string "
-                        f"or None, got {v!r}")
+    """A table cell is None, a string, a number, a `(mean, spread)` pair or a `(mean, spread, n)` triple; else a
+    TypeError (naming the column)."""
+    if not (v is None or isinstance(v, str) or _is_num(v) or _is_spread(v)):
+        raise TypeError(f"value for column {column!r} must be a number, a (mean, spread) or (mean, spread, n) "
+                        f"tuple, a string or None, got {v!r}")
 
 # %% ../nbs/01_experiments.ipynb #eab39f82
 class _TableText:
@@ -195,7 +227,9 @@ class _TableText:
     def _cell(self, v):
         if v is None: return ''
         if isinstance(v, str): return v
-        if isinstance(v, tuple): return f"{_fmt_num(float(v[0]), self.digits)} ± {_fmt_num(float(v[1]), self.digits)}"
+        mean = _fmt_num(float(v[0]), self.digits) if isinstance(v, tuple) else None
+        if isinstance(v, tuple) and len(v) == 3 and v[2] == 1: return f"{mean} (n = 1)"   # no spread to show
+        if isinstance(v, tuple): return f"{mean} ± {_fmt_num(float(v[1]), self.digits)}"
         return _fmt_num(float(v), self.digits)
 
     def _extra_columns(self):
@@ -238,15 +272,20 @@ class _TableData:
 
     def records(self):
         """One dict per row with raw values: `row`, each column (the mean of a tuple), `<column>_spread` for columns
-        that hold tuples, the computed columns and `note` — what `to_csv` and `to_frame` write."""
+        that hold tuples (None for n = 1), `<column>_n` for columns that hold `(mean, spread, n)` triples, the
+        computed columns and `note` — what `to_csv` and `to_frame` write."""
         spread = {c for c in self.columns if any(isinstance(r['values'][c], tuple) for r in self.rows)}
+        counts = {c for c in spread if any(isinstance(r['values'][c], tuple) and len(r['values'][c]) == 3
+                                           for r in self.rows)}
         out = []
         for r in self.rows:
             rec = {'row': r['label']}
             for c in self.columns:
                 v = r['values'][c]
                 rec[c] = v[0] if isinstance(v, tuple) else v
-                if c in spread: rec[f'{c}_spread'] = v[1] if isinstance(v, tuple) else None
+                n = v[2] if isinstance(v, tuple) and len(v) == 3 else None
+                if c in spread: rec[f'{c}_spread'] = v[1] if isinstance(v, tuple) and n != 1 else None
+                if c in counts: rec[f'{c}_n'] = n
             rec.update({name: f(r) for name, f in self._raw_extra()})
             rec['note'] = r['note']
             out.append(rec)
@@ -430,12 +469,205 @@ def _prefix_grid(param_grid, prefix, estimator):
 def _unprefix(params, prefix):
     return {k[len(prefix):] if k.startswith(prefix) else k: v for k, v in params.items()}
 
-# %% ../nbs/01_experiments.ipynb #35c0a8bd
-_STORE = None   # the joblib.Memory of the active `task_store`, if any
+# %% ../nbs/01_experiments.ipynb #1f45f34f
+STORE_FORMAT = 1   # part of every key: entries of another format are never read
+
+_DTYPE = re.compile(r'[<>|=]?[biufc]\d{1,2}')
+
+def _numeric_dtype(text):
+    "The numpy dtype of a stored `dtype.str`: booleans and numbers only (an object dtype is refused)."
+    if not (isinstance(text, str) and _DTYPE.fullmatch(text)):
+        raise ValueError(f"a task-store entry names the dtype {text!r}; only numeric dtypes are stored")
+    return np.dtype(text)
+
+def _b64(a):
+    return base64.b64encode(np.ascontiguousarray(a).tobytes()).decode('ascii')
+
+# %% ../nbs/01_experiments.ipynb #9f7ad9a7
+def _encode(v):
+    """A task result as tagged JSON: None, bool, int, str and finite floats as themselves; complex and non-finite
+    floats, numpy numbers and arrays (numeric dtypes, raw bytes), tuples, lists and dicts (any storable keys)
+    tagged. Anything else is a TypeError: a result the store could not give back exactly is not stored."""
+    t = type(v)
+    if v is None or t in (bool, int, str): return v
+    if t is float: return v if math.isfinite(v) else {'float': repr(v)}
+    if t is complex: return {'complex': [_encode(v.real), _encode(v.imag)]}
+    if t is list: return [_encode(u) for u in v]
+    if t is tuple: return {'tuple': [_encode(u) for u in v]}
+    if t is dict: return {'dict': [[_encode(k), _encode(u)] for k, u in v.items()]}
+    if isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind in 'biufc':
+        tag = 'ndarray' if t is np.ndarray else 'numpy'
+        return {tag: v.dtype.str, 'shape': list(np.shape(v)), 'b64': _b64(v)}
+    raise TypeError(f"a task returned a {t.__module__}.{t.__qualname__}, which the task store does not keep: return "
+                    "numbers, strings, None, numeric numpy arrays or scalars, and lists, tuples or dicts of these")
+
+# %% ../nbs/01_experiments.ipynb #066644fb
+def _decode(v):
+    "The inverse of `_encode`; an unknown tag or a malformed array is a ValueError (nothing is imported or called)."
+    if v is None or type(v) in (bool, int, float, str): return v
+    if type(v) is list: return [_decode(u) for u in v]
+    if type(v) is not dict: raise ValueError(f"unexpected {type(v).__name__} in a task-store entry")
+    keys = set(v)
+    if keys == {'float'} and v['float'] in ('nan', 'inf', '-inf'): return float(v['float'])
+    if keys == {'complex'} and type(v['complex']) is list and len(v['complex']) == 2:
+        return complex(*(float(_decode(u)) for u in v['complex']))
+    if keys == {'tuple'} and type(v['tuple']) is list: return tuple(_decode(u) for u in v['tuple'])
+    if keys == {'dict'} and type(v['dict']) is list and all(type(p) is list and len(p) == 2 for p in v['dict']):
+        return {_decode(k): _decode(u) for k, u in v['dict']}
+    for tag in ('ndarray', 'numpy'):
+        if keys == {tag, 'shape', 'b64'}:
+            dtype, shape = _numeric_dtype(v[tag]), v['shape']
+            if type(shape) is not list or not all(type(s) is int and s >= 0 for s in shape):
+                raise ValueError(f"malformed array shape {shape!r} in a task-store entry")
+            data = base64.b64decode(v['b64'], validate=True)
+            if len(data) != dtype.itemsize * math.prod(shape):
+                raise ValueError("an array in a task-store entry does not match its shape and dtype")
+            a = np.frombuffer(data, dtype).reshape(shape).copy()
+            return a if tag == 'ndarray' else a[()]
+    raise ValueError(f"unknown object {sorted(keys)} in a task-store entry")
+
+# %% ../nbs/01_experiments.ipynb #19fba33e
+def _canonical(v, depth=0):
+    """A canonical JSON form of a task argument, for the task's key: arrays by dtype, shape and SHA-256 of their
+    bytes, estimators by class and `get_params(deep=False)`, functions and classes by module and name, other
+    objects by class and attributes. A lambda or a local function has no stable name: a TypeError."""
+    if depth > 40: raise TypeError("a task argument nests too deep (a cycle?) to be part of a task-store key")
+    c = lambda u: _canonical(u, depth + 1)                                        # noqa: E731
+    t = type(v)
+    if v is None or t in (bool, int, str): return v
+    if t is float: return {'float': repr(v)}
+    if isinstance(v, (list, tuple)): return {t.__name__: [c(u) for u in v]}
+    if isinstance(v, (dict, set, frozenset)):
+        items = v.items() if isinstance(v, dict) else ((u, None) for u in v)
+        return {t.__name__: sorted(([c(k), c(u)] for k, u in items), key=json.dumps)}
+    if isinstance(v, (np.ndarray, np.generic)):
+        if v.dtype.kind == 'O': return {'object_array': list(np.shape(v)), 'items': [c(u) for u in np.ravel(v)]}
+        return {'array': v.dtype.str, 'shape': list(np.shape(v)),
+                'sha256': hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()}
+    if isinstance(v, functools.partial): return {'partial': c(v.func), 'args': c(v.args), 'keywords': c(v.keywords)}
+    if inspect.ismethod(v): return {'method': v.__func__.__qualname__, 'self': c(v.__self__)}
+    if isinstance(v, type) or callable(v) and hasattr(v, '__qualname__') and not hasattr(v, 'get_params'):
+        name = f"{getattr(v, '__module__', '?')}.{v.__qualname__}"
+        if '<' in v.__qualname__:
+            raise TypeError(f"task argument {name} (a lambda or local function) cannot be part of a task-store key; "
+                            "pass a module-level function")
+        return {'callable': name}
+    cls = f'{t.__module__}.{t.__qualname__}'
+    if hasattr(v, 'get_params'): return {'estimator': cls, 'params': c(v.get_params(deep=False))}
+    if hasattr(v, '__dict__'): return {'object': cls, 'state': c(vars(v))}
+    raise TypeError(f"task argument of type {cls} cannot be part of a task-store key")
+
+# %% ../nbs/01_experiments.ipynb #c63676fd
+class TaskStore:
+    """A folder of finished tasks: one JSON file per task, `<folder>/<task name>/<key>.json` (its result and its
+    wall-clock seconds), the key a SHA-256 of the task name, the canonical JSON of its arguments and `STORE_FORMAT`.
+    Reading an entry parses JSON and numeric array bytes only: no pickle, no import, no call.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The folder (created if needed).
+    """
+    def __init__(self, path):
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+
+    def key(self, name, args):
+        "The key of task `name` called with the tuple `args`."
+        text = json.dumps({'format': STORE_FORMAT, 'task': name, 'args': _canonical(tuple(args))},
+                          sort_keys=True, separators=(',', ':'), ensure_ascii=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def _file(self, name, key):
+        return self.path / re.sub(r'[^\w.-]', '_', name) / f'{key}.json'
+
+    def load(self, name, key):
+        "`(True, result)` for a stored task, `(False, None)` otherwise; a malformed entry is a ValueError."
+        f = self._file(name, key)
+        if not f.is_file(): return False, None
+        try:
+            entry = json.loads(f.read_text(encoding='utf-8'))
+            if not (type(entry) is dict and entry.get('format') == STORE_FORMAT and entry.get('task') == name
+                    and entry.get('key') == key and 'result' in entry):
+                raise ValueError('its header does not match the file name')
+            return True, _decode(entry['result'])
+        except (ValueError, RecursionError) as e:
+            raise ValueError(f"{f} is not a valid task-store entry ({e}); delete it to recompute the task") from None
+
+    def save(self, name, key, result, seconds=None):
+        """Keep `result` and the task's wall-clock `seconds` (atomically: a crash never leaves half a file); a result
+        `_encode` refuses is a TypeError."""
+        f = self._file(name, key)
+        text = json.dumps({'format': STORE_FORMAT, 'task': name, 'key': key, 'seconds': seconds,
+                           'result': _encode(result)}, allow_nan=False)
+        f.parent.mkdir(exist_ok=True)
+        tmp = f.with_name(f'{f.name}.{os.getpid()}.tmp')
+        tmp.write_text(text, encoding='utf-8')
+        os.replace(tmp, f)
+
+# %% ../nbs/01_experiments.ipynb #8dcb7e48
+def _clock(seconds):
+    s = int(round(seconds))
+    return f'{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}' if s >= 3600 else f'{s // 60}:{s % 60:02d}'
+
+class _ProgressLine:
+    "The state behind `task_progress`: counts of the tasks of every `run_tasks` call in the block, and the printer."
+    def __init__(self, label, file, interval):
+        self.label, self.file, self.interval = label, file, interval
+        self.tty = bool(getattr(file, 'isatty', lambda: False)())
+        self.total = self.done = self.stored = 0
+        self.start = self.last = time.monotonic()
+
+    def text(self):
+        elapsed = time.monotonic() - self.start
+        run = self.done - self.stored
+        eta = _clock(elapsed / run * (self.total - self.done)) if run else ('0:00' if self.done == self.total else '?')
+        stored = f' ({self.stored} from the store)' if self.stored else ''
+        return f'{self.label}: {self.done}/{self.total} tasks{stored}, {_clock(elapsed)} elapsed, ETA {eta}'
+
+    def update(self, total=0, done=0, stored=0, final=False):
+        "Count tasks submitted / finished / found in the store; print when `interval` has passed (or `final`)."
+        self.total, self.done, self.stored = self.total + total, self.done + done, self.stored + stored
+        now = time.monotonic()
+        if final or now - self.last >= (0.5 if self.tty else self.interval):
+            self.last = now
+            end = '\n' if final or not self.tty else ''
+            print(('\r' if self.tty else '') + self.text(), end=end, file=self.file, flush=True)
+
+# %% ../nbs/01_experiments.ipynb #d461d509
+_PROGRESS = None   # the `_ProgressLine` of the active `task_progress`, if any
+
+@contextlib.contextmanager
+def task_progress(label, file=None, interval=5.0):
+    """Within the block, every `run_tasks` call counts into one progress line on `file` (standard error by default):
+    tasks done / submitted so far, how many came from the store, elapsed time and an ETA from the rate so far. On a
+    terminal the line is redrawn in place; otherwise a plain line is printed every `interval` seconds, and once at
+    the end. The per-call bars of `run_tasks` are off inside the block.
+
+    Parameters
+    ----------
+    label : str
+        Printed at the start of the line (e.g. the paper's key).
+    file : file-like, optional
+        Where to print (`sys.stderr` by default).
+    interval : float, default=5.0
+        Seconds between lines when `file` is not a terminal.
+    """
+    global _PROGRESS
+    saved, _PROGRESS = _PROGRESS, _ProgressLine(str(label), file or sys.stderr, float(interval))
+    try:
+        yield _PROGRESS
+    finally:
+        _PROGRESS.update(final=True)
+        _PROGRESS = saved
+
+# %% ../nbs/01_experiments.ipynb #bb9f0f61
+_STORE = None   # the `TaskStore` of the active `task_store`, if any
 
 @contextlib.contextmanager
 def task_store(path):
-    """Within the block, `run_tasks` stores each finished task's result under `path` and reuses stored results.
+    """Within the block, `run_tasks` keeps each finished task's result in a `TaskStore` under `path` and takes
+    the results of tasks it finds there instead of running them again.
 
     Parameters
     ----------
@@ -445,24 +677,33 @@ def task_store(path):
     """
     global _STORE
     saved = _STORE
-    _STORE = None if path is None else Memory(str(path), verbose=0)
+    _STORE = None if path is None else TaskStore(path)
     try:
         yield _STORE
     finally:
         _STORE = saved
 
-# %% ../nbs/01_experiments.ipynb #34766f97
+# %% ../nbs/01_experiments.ipynb #9b28fcf9
 def _progress_disabled(progress):
     "tqdm's `disable` for our `progress` flag: None shows a bar only on a terminal."
     return None if progress is None else not progress
 
+def _indexed(func, i, args):
+    "`(i, func(*args), seconds)`: a task that says which one it was (results come in any order) and how long it took."
+    t0 = time.perf_counter()
+    result = func(*args)
+    return i, result, time.perf_counter() - t0
+
+# %% ../nbs/01_experiments.ipynb #5b1ffbd1
 def run_tasks(func, tasks, n_jobs=1, desc=None, progress=None):
-    """`[func(*args) for args in tasks]`, run by joblib with a progress bar and the active `task_store`.
+    """`[func(*args) for args in tasks]`, run by joblib, counted by the active `task_progress` (else a tqdm bar),
+    kept in the active `task_store` and taken from it when already there.
 
     Parameters
     ----------
     func : callable
-        A module-level function (picklable; its code is part of the store's key).
+        The task; its `__qualname__` names it in the store (not its module: a notebook's copy of a function finds
+        the entries of the exported one). Defined in a module or a notebook (joblib's workers get it by cloudpickle).
     tasks : sequence of tuple
         Positional arguments of each call.
     n_jobs : int, default=1
@@ -470,7 +711,7 @@ def run_tasks(func, tasks, n_jobs=1, desc=None, progress=None):
     desc : str, optional
         Label of the progress bar.
     progress : bool or None, default=None
-        Show a tqdm bar of finished tasks
+        Show a tqdm bar of finished tasks (outside a `task_progress` block)
         None: only when writing to a terminal.
 
     Returns
@@ -483,10 +724,27 @@ def run_tasks(func, tasks, n_jobs=1, desc=None, progress=None):
     >>> run_tasks(pow, [(2, 3), (3, 2)], progress=False)
     [8, 9]
     """
-    tasks = list(tasks)
-    call = _STORE.cache(func) if _STORE is not None else func
-    results = Parallel(n_jobs=n_jobs, return_as='generator')(delayed(call)(*args) for args in tasks)
-    return list(tqdm(results, total=len(tasks), desc=desc, disable=_progress_disabled(progress), leave=False))
+    tasks, store, name = list(tasks), _STORE, getattr(func, '__qualname__', None)
+    if store is not None and not name: raise TypeError(f"a stored task needs a named function, got {func!r}")
+    keys = [store.key(name, args) for args in tasks] if store is not None else []
+    results, todo = [None] * len(tasks), []
+    for i in range(len(tasks)):
+        found, results[i] = store.load(name, keys[i]) if store is not None else (False, None)
+        if not found: todo.append(i)
+    meter = _PROGRESS or tqdm(total=len(tasks), desc=desc, disable=_progress_disabled(progress), leave=False)
+    if _PROGRESS is not None: _PROGRESS.update(total=len(tasks), done=len(tasks) - len(todo),
+                                               stored=len(tasks) - len(todo))
+    else: meter.update(len(tasks) - len(todo))
+    try:
+        jobs = Parallel(n_jobs=n_jobs, return_as='generator_unordered')(
+            delayed(_indexed)(func, i, tasks[i]) for i in todo)
+        for i, result, seconds in jobs:
+            if store is not None: store.save(name, keys[i], result, seconds)
+            results[i] = result
+            meter.update(done=1) if meter is _PROGRESS else meter.update(1)
+    finally:
+        if meter is not _PROGRESS: meter.close()
+    return results
 
 # %% ../nbs/01_experiments.ipynb #f20eb193
 @contextlib.contextmanager
@@ -754,16 +1012,18 @@ class SplitResults:
         return paired_ttest(self.scores[a], self.scores[b])
 
     def table(self, title=None):
-        "The scores as a `ReproductionTable` with one column per estimator (`mean ± CI half-width`)."
-        t = ReproductionTable(title or f'{self.metric} over {len(next(iter(self.scores.values())))} splits',
+        "The scores as a `ReproductionTable`: mean, CI half-width (`n = 1` for a single split) and mean fit time."
+        n = len(next(iter(self.scores.values())))
+        t = ReproductionTable(title or f"{self.metric} over {n} split{'s' if n != 1 else ''}",
                               columns=('mean', 'ci', 'fit_s'), compare=None)
         for k in self.scores:
             m, h = mean_ci(self.scores[k], self.confidence)
-            t.add(k, mean=m, ci=h, fit_s=float(np.mean(self.fit_times[k])))
+            t.add(k, mean=m, ci=h if n > 1 else 'n = 1', fit_s=float(np.mean(self.fit_times[k])))
         return t
 
     def __repr__(self):
-        s = ', '.join(f"{k}: {m:.4g} ± {h:.2g}" for k, (m, h) in self.summary().items())
+        s = ', '.join(f"{k}: {m:.4g} ± {h:.2g}" if np.isfinite(h) else f"{k}: {m:.4g} (n = 1)"
+                      for k, (m, h) in self.summary().items())
         return f"SplitResults({self.metric}; {s})"
 
 # %% ../nbs/01_experiments.ipynb #5ce7f032

@@ -44,12 +44,11 @@ def test_definitions_are_exercised_next_to_where_they_are_defined():
     assert 1 - len(far) / total >= book_check.NEAR_SHARE, far
 
 
-# The two heavy experiment notebooks run their protocols through the exported copies of their task functions: the
-# task store keys a finished task by its function's module, and worker processes pickle tasks by reference, so a
-# notebook-local function would neither find the committed store nor be shared with `kelm-nb reproduce`. The marks
-# are strict: they fail once a task store keyed independently of the module lets these notebooks drop the import.
+# Frénay's notebook still runs its protocol through the exported copies of its task functions. The task store keys a
+# task by its function's name, not its module, and worker processes receive notebook-defined functions by
+# cloudpickle, so the import can go; the mark is strict: it fails once the notebook drops the import.
 _TASK_STORE_IMPORT = pytest.mark.xfail(strict=True, reason='runs its protocol through the exported task functions')
-_IMPORTS_OWN = {'papers/03_frenay2011.ipynb', 'papers/04_zhu2014.ipynb'}
+_IMPORTS_OWN = {'papers/03_frenay2011.ipynb'}
 
 
 @pytest.mark.parametrize('nb', [pytest.param(nb, marks=_TASK_STORE_IMPORT) if _name(nb) in _IMPORTS_OWN else nb

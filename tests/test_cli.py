@@ -1,4 +1,5 @@
-"""`kelm-nb`: datasets listing, argument errors, and `reproduce` (with stand-in paper modules, so it stays fast)."""
+"""`kelm-nb`: datasets listing, argument errors, `reproduce` (with stand-in paper modules, so it stays fast), the
+warm-up, `python -m kelm_nb`, and a start that loads none of the heavy modules."""
 import inspect
 import subprocess
 import sys
@@ -143,3 +144,68 @@ def test_console_script_datasets(console_script):
     assert 'calhousing' in proc.stdout
     proc = subprocess.run([console_script, 'reproduce', 'nobody1999'], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and 'usage' not in proc.stdout and 'nobody1999' in proc.stderr
+
+
+def test_reproduce_progress_line_and_no_progress(fake_papers, capsys):
+    "A progress line per paper on standard error (a plain line off a terminal); --no-progress silences it."
+    assert main(['reproduce', 'good2020']) == 0
+    err = capsys.readouterr().err
+    assert 'good2020: 0/0 tasks, ' in err and 'elapsed, ETA' in err and '\r' not in err
+    assert main(['reproduce', 'good2020', '--no-progress']) == 0
+    assert 'tasks' not in capsys.readouterr().err
+
+
+def test_docs_is_not_a_subcommand(capsys):
+    "The package never loads repository tooling: the docs are built by the checkout's own tools."
+    assert main(['docs']) == 2
+    assert "invalid choice: 'docs'" in capsys.readouterr().err
+
+
+def test_warmup(capsys):
+    assert main(['warmup', 'ELMRegressor', 'KOSELMClassifier', 'GaussianKernelBank']) == 0
+    err = capsys.readouterr().err
+    assert 'warmup: 3/3 GaussianKernelBank' in err and 'failed' not in err
+    assert main(['warmup', 'NotAnEstimator']) == 2
+    assert 'unknown estimator(s) NotAnEstimator' in capsys.readouterr().err
+
+
+def _fresh(code):
+    "Run `code` in a fresh interpreter; its stdout and the CPU seconds it used (user + system)."
+    import resource
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def test_help_loads_no_heavy_module_and_is_fast():
+    heavy = ('numpy', 'scipy', 'sklearn', 'numba', 'joblib', 'kelm_nb.experiments', 'kelm_nb.core')
+    out, cpu = _fresh("import sys, contextlib, io\nfrom kelm_nb.cli import main\n"
+                      "with contextlib.redirect_stdout(io.StringIO()): main(['--help'])\n"
+                      f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
+    assert out.strip() == '[]', out
+    assert cpu <= 1.0, f'kelm-nb --help took {cpu:.2f} CPU-s'
+
+
+def test_package_root_is_lazy_and_complete():
+    out, _ = _fresh("import sys, kelm_nb\nprint('numba' in sys.modules)\nfrom kelm_nb import *\n"
+                    "from kelm_nb.core import KERNELS\n"
+                    "print(all(getattr(kelm_nb, n).__name__ == n for n in kelm_nb.__all__), sorted(KERNELS))")
+    lazy, complete = out.splitlines()
+    assert lazy == 'False'
+    assert complete.startswith('True') and "'asymptotic'" in complete and "'rbf'" in complete
+
+
+def test_kernels_are_registered_after_a_direct_core_import():
+    out, _ = _fresh("from kelm_nb.core import KERNELS\nprint(sorted(KERNELS))")
+    assert out.strip() == "['asymptotic', 'elm', 'laplacian', 'linear', 'poly', 'rbf']"
+
+
+@pytest.mark.parametrize('module', ['kelm_nb', 'kelm_nb.cli'])
+def test_python_dash_m(module):
+    proc = subprocess.run([sys.executable, '-m', module, 'reproduce', 'nobody1999'], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2 and 'nobody1999' in proc.stderr and 'usage: kelm-nb' in proc.stderr
+    proc = subprocess.run([sys.executable, '-m', module, '--help'], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.startswith('usage: kelm-nb') and 'warmup' in proc.stdout

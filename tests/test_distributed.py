@@ -1,6 +1,7 @@
 """Beyond one machine: the protocols on a Dask LocalCluster give the single-process numbers, a killed
-worker loses no finished task, `kelm-nb reproduce --scheduler local --out` resumes, and the ELM family fits Dask
-arrays to the in-memory coefficients."""
+worker loses no finished task, `kelm-nb reproduce --scheduler local --out` resumes, `--scheduler local` listens on
+the loopback interface without a dashboard, a dead scheduler address is a one-line error, and the ELM family fits
+Dask arrays to the in-memory coefficients."""
 import json
 import os
 import signal
@@ -8,6 +9,8 @@ import sys
 import threading
 import time
 import types
+import urllib.error
+import urllib.request
 
 import numpy as np
 import pytest
@@ -128,12 +131,46 @@ def test_reproduce_on_local_cluster_equals_single_process_and_resumes(stand_in_p
     # equal to rounding: this process runs BLAS on two threads, Dask's workers on one (summation order differs)
     np.testing.assert_allclose([rows['dask']['ours'], rows['dask']['ours_spread']],
                                [rows['single']['ours'], rows['single']['ours_spread']], rtol=1e-12)
-    stored = list((tmp_path / 'dask' / '.tasks').rglob('output.pkl'))
+    stored = list((tmp_path / 'dask' / '.tasks' / 'standin2026').rglob('*.json'))
     assert len(stored) == 3 * 4 + 3          # (outer fold, grid point) tasks and the refits, all kept
+    assert not list((tmp_path / 'dask').rglob('*.pkl'))
     # a second run in the same folder takes every task from the store
     assert main(['reproduce', 'standin2026', '--out', str(tmp_path / 'dask'), '--no-progress']) == 0
     assert json.loads((tmp_path / 'dask' / 'summary.json').read_text())['papers'][0]['items'][0]['data']['rows'][0] \
         == rows['dask']                      # the stored task results, bit for bit
+
+
+def _http_hosts(dask_scheduler):
+    "The interfaces the scheduler's HTTP server listens on."
+    return sorted({sock.getsockname()[0] for sock in dask_scheduler.http_server._sockets.values()})
+
+
+def test_local_scheduler_listens_on_loopback_without_dashboard(capsys):
+    from distributed import get_client
+    from kelm_nb.cli import dask_scheduler
+    with dask_scheduler('local') as n_jobs:
+        c = get_client()
+        info = c.scheduler_info()
+        assert n_jobs == -1 and c.scheduler.address.startswith('tcp://127.0.0.1:')
+        assert info['workers'] and all(w.startswith('tcp://127.0.0.1:') for w in info['workers'])
+        # the scheduler's HTTP endpoint (health checks) listens on the loopback interface and serves no dashboard
+        assert c.run_on_scheduler(_http_hosts) == ['127.0.0.1']
+        port = info['services']['dashboard']
+        with pytest.raises(urllib.error.HTTPError, match='404'):
+            urllib.request.urlopen(f'http://127.0.0.1:{port}/status', timeout=5)
+    assert 'Dask scheduler: tcp://127.0.0.1:' in capsys.readouterr().err
+
+
+def test_dead_scheduler_address_is_a_one_line_error(stand_in_paper, capsys):
+    from kelm_nb.cli import main
+    t0 = time.monotonic()
+    assert main(['reproduce', 'standin2026', '--scheduler', 'tcp://127.0.0.1:1', '--no-progress']) == 2
+    seconds = time.monotonic() - t0
+    err = capsys.readouterr().err
+    assert seconds <= 10, f'{seconds:.1f} s to give up on a dead scheduler'
+    assert err.strip() == ('kelm-nb reproduce: error: no Dask scheduler answers at tcp://127.0.0.1:1 within 8 s '
+                           '(OSError)'), err
+    assert 'Traceback' not in err
 
 
 @pytest.mark.parametrize('make', [lambda: ELMRegressor(80, random_state=0),

@@ -313,3 +313,127 @@ def test_progress_bars_and_stratify(reg_data, capsys):
         repeated_splits({'r': Ridge()}, X, y, stratify=True)
     with pytest.raises(ValueError, match='stratify'):
         repeated_splits({'r': Ridge()}, X, y, stratify='yes')
+
+
+# ---------------------------------------------------------------- the task store and the progress line
+def _task_result(i):
+    "A task returning the kinds of results the papers' tasks return."
+    return {'acc': np.float64(0.5 + i), 'rmse_rounds': np.arange(3.0) * i, 0.1: (i, None, [float('nan'), 2]),
+            'w': np.eye(2, dtype=np.float32), 'capped': np.bool_(i % 2), 'n': np.int64(i), 'label': f'run {i}'}
+
+
+def _assert_identical(a, b):
+    assert type(a) is type(b), (a, b)
+    if isinstance(a, dict):
+        assert list(a) == list(b)
+        for k in a: _assert_identical(a[k], b[k])
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for u, v in zip(a, b): _assert_identical(u, v)
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    elif isinstance(a, float) and np.isnan(a):
+        assert np.isnan(b)
+    else:
+        assert a == b and np.asarray(a).dtype == np.asarray(b).dtype
+
+
+def test_store_round_trip_and_resume(tmp_path):
+    "A resumed run returns identical results (types, dtypes, bytes) and runs none of the stored tasks again."
+    from kelm_nb.experiments import run_tasks, task_store
+    tasks = [(i,) for i in range(4)]
+    with task_store(tmp_path):
+        first = run_tasks(_task_result, tasks, n_jobs=2, progress=False)
+    assert len(list(tmp_path.rglob('*.json'))) == 4 and not list(tmp_path.rglob('*.pkl'))
+    calls = []
+
+    def _task_result_copy(i):               # a notebook's copy of the task: same name, found in the store
+        calls.append(i)
+        return _task_result(i)
+    _task_result_copy.__qualname__ = '_task_result'
+    with task_store(tmp_path):
+        again = run_tasks(_task_result_copy, tasks + [(4,)], progress=False)
+    assert calls == [4]
+    for a, b in zip(first + [_task_result(4)], again): _assert_identical(a, b)
+
+
+def test_store_never_executes_a_crafted_file(tmp_path):
+    """A pickle planted in the store is never read; a JSON entry naming an object dtype, an unknown tag or a wrong
+    header is refused with its file's name; nothing in an entry is imported or called."""
+    import json
+    import pickle
+    from kelm_nb.experiments import TaskStore, run_tasks, task_store
+    marker = tmp_path / 'pwned'
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), 'w'))
+    store = TaskStore(tmp_path / 'store')
+    key = store.key('_task_result', (1,))
+    folder = tmp_path / 'store' / '_task_result'
+    folder.mkdir()
+    for name in (f'{key}.pkl', 'output.pkl', f'{key}.json.pkl'):
+        (folder / name).write_bytes(pickle.dumps(Payload()))
+    with task_store(tmp_path / 'store'):
+        _assert_identical(run_tasks(_task_result, [(1,)], progress=False)[0], _task_result(1))
+    assert not marker.exists()
+    bad = [{'ndarray': '|O', 'shape': [1], 'b64': 'gAROLg=='},
+           {'py/reduce': [{'py/function': 'os.system'}, {'tuple': ['touch pwned']}]},
+           {'dict': [['x', {'numpy': '<f8', 'shape': [], 'b64': 'AAAA'}]]}]      # 3 bytes for an 8-byte float
+    for result in bad:
+        (folder / f'{key}.json').write_text(json.dumps({'format': 1, 'task': '_task_result', 'key': key,
+                                                        'result': result}))
+        with task_store(tmp_path / 'store'), pytest.raises(ValueError, match='not a valid task-store entry'):
+            run_tasks(_task_result, [(1,)], progress=False)
+    (folder / f'{key}.json').write_text(json.dumps({'format': 1, 'task': 'other', 'key': key, 'result': 1}))
+    with task_store(tmp_path / 'store'), pytest.raises(ValueError, match='header'):
+        run_tasks(_task_result, [(1,)], progress=False)
+    assert not marker.exists()
+
+
+def _returns_a_model(i):
+    return Ridge()
+
+
+def test_store_refuses_what_it_cannot_give_back(tmp_path):
+    from kelm_nb.experiments import run_tasks, task_store
+    with task_store(tmp_path), pytest.raises(TypeError, match='does not keep'):
+        run_tasks(_returns_a_model, [(1,)], progress=False)
+    with task_store(tmp_path), pytest.raises(TypeError, match='module-level function'):
+        run_tasks(_task_result, [(lambda: 1,)], progress=False)
+    assert run_tasks(_returns_a_model, [(1,)], progress=False)[0].alpha == 1.0      # no store: anything goes
+
+
+def test_store_keys_follow_the_arguments(tmp_path):
+    from kelm_nb.experiments import TaskStore
+    s = TaskStore(tmp_path)
+    X = np.arange(6.0).reshape(3, 2)
+    assert s.key('t', (Ridge(alpha=1.0), X, {'a': 1, 'b': 2})) == s.key('t', (Ridge(alpha=1.0), X.copy(),
+                                                                              {'b': 2, 'a': 1}))
+    others = [('u', (Ridge(alpha=1.0), X, {'a': 1, 'b': 2})), ('t', (Ridge(alpha=2.0), X, {'a': 1, 'b': 2})),
+              ('t', (Ridge(alpha=1.0), X + 1, {'a': 1, 'b': 2})), ('t', (Ridge(alpha=1.0), X, {'a': 1, 'b': 3})),
+              ('t', (Ridge(alpha=1.0), X.astype(np.float32), {'a': 1, 'b': 2}))]
+    keys = {s.key(n, a) for n, a in others}
+    assert len(keys) == len(others) and s.key('t', (Ridge(alpha=1.0), X, {'a': 1, 'b': 2})) not in keys
+
+
+def test_progress_line_off_a_terminal(reg_data):
+    "Inside task_progress every run_tasks call counts into one line; off a terminal a plain line, no carriage return."
+    import io
+    from kelm_nb.experiments import task_progress
+    X, y = reg_data
+    buf = io.StringIO()
+    with task_progress('toy', file=buf, interval=0.0):
+        cross_test(Ridge(), {'alpha': [0.5, 1.0]}, X, y, outer_folds=3, inner_folds=2)
+    lines = buf.getvalue().splitlines()
+    assert '\r' not in buf.getvalue() and lines[-1].startswith('toy: 9/9 tasks, ')
+    assert 'elapsed, ETA' in lines[-1] and len(lines) >= 2
+
+
+def test_one_split_prints_n_equals_1():
+    from kelm_nb.experiments import Table, ci_cell
+    t = Table('t', ('a',)).add('one', a=ci_cell([0.25])).add('three', a=ci_cell([0.25, 0.5, 0.75]))
+    text = str(t)
+    assert '0.25 (n = 1)' in text and '± 0 ' not in text and '0.5 ± ' in text
+    one = SplitResults('rmse', {'m': np.array([0.3])}, {'m': np.array([0.01])})
+    assert one.table().rows[0]['values']['ci'] == 'n = 1' and '(n = 1)' in repr(one)

@@ -114,7 +114,7 @@ def test_parallel_and_stored_runs_give_the_same_numbers(tmp_path):
         again = F.frenay_cross_tests('basketball', p, [1.0], progress=False)[1.0].result.fold_errors
     np.testing.assert_array_equal(first, serial)
     np.testing.assert_array_equal(again, serial)
-    assert any(tmp_path.rglob('output.pkl'))
+    assert any(tmp_path.rglob('*.json')) and not any(tmp_path.rglob('*.pkl'))
 
 
 def test_tables(cpu_runs):
