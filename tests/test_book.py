@@ -48,7 +48,7 @@ def test_definitions_are_exercised_next_to_where_they_are_defined():
 # task by its function's name, not its module, and worker processes receive notebook-defined functions by
 # cloudpickle, so the import can go; the mark is strict: it fails once the notebook drops the import.
 _TASK_STORE_IMPORT = pytest.mark.xfail(strict=True, reason='runs its protocol through the exported task functions')
-_IMPORTS_OWN = {'papers/03_frenay2011.ipynb'}
+_IMPORTS_OWN = set()
 
 
 @pytest.mark.parametrize('nb', [pytest.param(nb, marks=_TASK_STORE_IMPORT) if _name(nb) in _IMPORTS_OWN else nb

@@ -12,7 +12,7 @@ from kelm_nb.kernels import ELMKernelSVR
 from kelm_nb.papers import frenay2011 as F
 
 SMALL = dict(F.frenay_protocol(), outer=3, inner=2, C=[1.0, 100.0], epsilon=[0.01, 0.1], gamma=[0.01, 0.3],
-             sigmas=(0.1, 1.0, 1000.0))
+             sigmas=(0.1, 1.0, 1000.0), max_rows=None)
 
 
 @pytest.fixture(scope='module')
@@ -28,9 +28,32 @@ def test_protocols():
     np.testing.assert_allclose(np.diff(np.log10(full['C'])), 0.5, rtol=1e-9)
     for key in ('C', 'epsilon', 'gamma'):     # the quick grids are points of the paper's grids
         assert set(np.round(np.log10(quick[key]), 9)) <= set(np.round(np.log10(full[key]), 9))
-    assert quick['C'][0] == full['C'][0] and quick['C'][-1] == full['C'][-1] and quick['outer'] == 10
-    assert full['max_rows'] is None and F.frenay_data('abalone', quick['max_rows'])[0].shape == (400, 8)
+    assert quick['C'][0] == full['C'][0] and quick['gamma'] == F._decades(-3, 0)
+    assert (quick['outer'], quick['inner'], len(quick['C']), len(quick['epsilon'])) == (5, 3, 6, 3)
+    assert quick['sigmas'] == full['sigmas'] == F.SIGMAS and set(quick['claim_sigmas']) == {0.1, 1.0, 1000.0}
+    assert full['max_rows'] is None and F.frenay_data('abalone', quick['max_rows'])[0].shape == (200, 8)
     assert F.frenay_data('cpu', 400)[0].shape == (209, 6)
+
+
+def test_protocol_table_states_what_quick_mode_cuts():
+    t = F.protocol_table(F.frenay_protocol())
+    rows = {r['label']: r['values'] for r in t.rows}
+    assert rows['outer folds (test)'] == {'paper': '10', 'this_run': '5'}
+    assert rows['C'] == {'paper': '10^-2 … 10^6, 17 values', 'this_run': '10^-2 … 10^3, 6 values'}
+    assert rows['rows per set']['this_run'] == 'at most 200'
+    # the fit counts are those the cross-tests make: 3010 on CPU (every σ_w), 1910 on another set
+    assert rows['LIBSVM fits, CPU or Abalone'] == {'paper': '309,480', 'this_run': '3,010'}
+    assert rows['LIBSVM fits, another set']['this_run'] == '1,910'
+    p = F.frenay_protocol()
+    assert 10 * (10 * 17 * 13 * 7 + 1) + 7 * 10 * (10 * 17 * 13 + 1) == 309_480
+    assert p['outer'] * (p['inner'] * 6 * 3 * 4 + 1 + 7 * (p['inner'] * 6 * 3 + 1)) == 3010
+    full = {r['label']: r['values']['this_run'] for r in F.protocol_table(F.frenay_protocol(True)).rows}
+    assert full['rows per set'] == 'all' and full['outer folds (test)'] == '10'
+
+
+def test_fit_counts_match_the_cross_test(cpu_runs):
+    "`protocol_table`'s fit count is the sum of the rows' fits of a real cross-test."
+    assert F._fits_per_set(SMALL, len(SMALL['sigmas'])) == sum(r.fits for r in cpu_runs.values())
 
 
 def test_paper_rule_on_the_papers_numbers():

@@ -4,10 +4,10 @@
 
 # %% auto #0
 __all__ = ['SIGMAS', 'PAPER_TABLES', 'PAPER_TABLE_OF', 'REGRESSION_SETS', 'paper_rule', 'claim_verdict', 'paper_claim_table',
-           'frenay_protocol', 'protocol_rows', 'frenay_data', 'KernelRun', 'frenay_cross_tests', 'gram_reuse_table',
-           'frenay_table', 'cap_effect', 'size_effect', 'claim_table', 'sigma_table', 'fig_sigma_per_set',
-           'angle_saturation', 'extremes_tables', 'fig_extrapolation', 'siri_table', 'timing_table', 'fig1_epsilon_svr',
-           'fig3_kernel_shapes', 'gram_pass_table', 'reproduce']
+           'frenay_protocol', 'protocol_rows', 'protocol_table', 'frenay_data', 'KernelRun', 'frenay_cross_tests',
+           'gram_reuse_table', 'frenay_table', 'cap_effect', 'size_effect', 'claim_table', 'sigma_table',
+           'fig_sigma_per_set', 'angle_saturation', 'extremes_tables', 'fig_extrapolation', 'siri_table',
+           'timing_table', 'fig1_epsilon_svr', 'fig3_kernel_shapes', 'gram_pass_table', 'reproduce']
 
 # %% ../../nbs/papers/03_frenay2011.ipynb #65619eec
 import math
@@ -164,10 +164,11 @@ def frenay_protocol(full=False):
     full : bool, default=False
         True: Sec. 5.1 of the paper — 10 × 10 folds, C in 10^-2..10^6, ε in 10^-5..10^1, γ in 10^-3..10^0 (factor
         √10 per step: 17 × 13 × 7 values), all rows of every set, LIBSVM stopped after 10^7 iterations (its own
-        safeguard since version 3.17). False: 10 outer × 3 inner folds, decade grids over the paper's ranges for C
-        and γ (9 and 4 values), ε in {10^-3, ..., 10^0}, sets above 400 rows subsampled to 400, LIBSVM stopped
-        after 10^5 iterations, and on the sets the paper did not use runs σ_w >= 0.1 only (`protocol_rows`). Capped
-        fits are counted in every table.
+        safeguard since version 3.17). False: a miniature of it — 5 outer × 3 inner folds, decade grids C in
+        10^-2..10^3 (6 values), ε in 10^-3..10^-1 (3) and γ in 10^-3..10^0 (4), sets above 200 rows subsampled to
+        200, LIBSVM stopped after 10^5 iterations, every σ_w of the paper on CPU and Abalone (Tables 2–3) and σ_w in
+        {10^-1, 1, 10^3} on the other sets (`protocol_rows`). Capped fits are counted in every table;
+        `protocol_table` sets the two side by side.
 
     Returns
     -------
@@ -183,14 +184,15 @@ def frenay_protocol(full=False):
     if full:
         return dict(outer=10, inner=10, C=_half_decades(-2, 6), epsilon=_half_decades(-5, 1),
                     gamma=_half_decades(-3, 0), sigmas=SIGMAS, claim_sigmas=SIGMAS, max_iter=10 ** 7, max_rows=None)
-    return dict(outer=10, inner=3, C=_decades(-2, 6), epsilon=_decades(-3, 0), gamma=_decades(-3, 0),
-                sigmas=SIGMAS, claim_sigmas=SIGMAS[2:], max_iter=10 ** 5, max_rows=400)
+    return dict(outer=5, inner=3, C=_decades(-2, 3), epsilon=_decades(-3, -1), gamma=_decades(-3, 0),
+                sigmas=SIGMAS, claim_sigmas=(0.1, 1.0, 1000.0), max_iter=10 ** 5, max_rows=200)
 
 # %% ../../nbs/papers/03_frenay2011.ipynb #f8fc8d59
 def protocol_rows(name, protocol):
     """The kernel rows run on a data set: the Gaussian kernel and every σ_w of the paper on the sets of Tables 2–3,
-    the Gaussian kernel and `protocol['claim_sigmas']` on the others (quick mode: σ_w >= 0.1, which the claim is
-    about; σ_w <= 10^-2 are the slowest LIBSVM fits).
+    the Gaussian kernel and `protocol['claim_sigmas']` on the others (quick mode: σ_w = 10^-1, 1 and 10^3, the two
+    ends of the σ_w >= 1 the claim is about and the 'large' 10^-1 of the paper's text; σ_w <= 10^-2 are the slowest
+    LIBSVM fits).
 
     Parameters
     ----------
@@ -204,9 +206,71 @@ def protocol_rows(name, protocol):
     Examples
     --------
     >>> protocol_rows('housing', frenay_protocol())
-    ['gaussian', 0.1, 1.0, 10.0, 100.0, 1000.0]
+    ['gaussian', 0.1, 1.0, 1000.0]
     """
     return ['gaussian', *(protocol['sigmas'] if name in PAPER_TABLES else protocol['claim_sigmas'])]
+
+# %% ../../nbs/papers/03_frenay2011.ipynb #45f409e0
+def _grid_text(values):
+    "A decade or √10 grid as text: its ends and its number of values."
+    lo, hi = math.log10(values[0]), math.log10(values[-1])
+    return f"10^{lo:g} … 10^{hi:g}, {len(values)} values"
+
+# %% ../../nbs/papers/03_frenay2011.ipynb #531caab4
+def _fits_per_set(protocol, n_sigmas):
+    "LIBSVM fits of one data set's cross-test: inner grid searches and one refit per outer fold, for every row."
+    p = protocol
+    grid = len(p['C']) * len(p['epsilon'])
+    return p['outer'] * ((p['inner'] * grid * len(p['gamma']) + 1) + n_sigmas * (p['inner'] * grid + 1))
+
+# %% ../../nbs/papers/03_frenay2011.ipynb #0dc4e814
+def protocol_table(protocol):
+    """A run's protocol against the paper's (Sec. 5.1), row by row: what quick mode cuts.
+
+    Parameters
+    ----------
+    protocol : dict
+        From `frenay_protocol` (possibly modified).
+
+    Returns
+    -------
+    Table
+        Folds, grids, σ_w rows, rows per set, LIBSVM's iteration cap and the LIBSVM fits of one set, paper | run.
+
+    Examples
+    --------
+    >>> protocol_table(frenay_protocol()).rows[0]['values']
+    {'paper': '10', 'this_run': '5'}
+    """
+    paper = frenay_protocol(full=True)
+    t = Table("Frénay & Verleysen 2011: this run's protocol against the paper's (Sec. 5.1)",
+              columns=('paper', 'this_run'),
+              note="ε in standardised target units; the grids step by a decade or by √10 (the paper's); sets "
+                   "above the row limit are subsampled without replacement (seeded); fits: LIBSVM fits of the "
+                   "cross-test of one set with all seven σ_w (CPU, Abalone) and of one other set.")
+    rows = {'outer folds (test)': 'outer', 'inner folds (validation)': 'inner', 'C': 'C', 'ε': 'epsilon',
+            'γ': 'gamma'}
+    for label, key in rows.items():
+        f = str if key in ('outer', 'inner') else _grid_text
+        t.add(label, paper=f(paper[key]), this_run=f(protocol[key]))
+    t.add('σ_w on CPU and Abalone', paper=_grid_text(paper['sigmas']), this_run=_grid_text(protocol['sigmas']))
+    t.add('σ_w on the other sets', paper='(not in the paper)',
+          this_run=', '.join(f'{s:g}' for s in protocol['claim_sigmas']))
+    t.add('rows per set', paper='all', this_run='all' if protocol['max_rows'] is None else
+          f"at most {protocol['max_rows']}")
+    t.add('LIBSVM iteration cap', paper='none (LIBSVM 2011)', this_run=f"{protocol['max_iter']:.0e}")
+    t.add('LIBSVM fits, CPU or Abalone', paper=f"{_fits_per_set(paper, 7):,}",
+          this_run=f"{_fits_per_set(protocol, len(protocol['sigmas'])):,}")
+    t.add('LIBSVM fits, another set', paper='(not in the paper)',
+          this_run=f"{_fits_per_set(protocol, len(protocol['claim_sigmas'])):,}")
+    return t
+
+# %% ../../nbs/papers/03_frenay2011.ipynb #f1326306
+def _subsample_rows(n, max_rows=None, random_state=0):
+    "The rows `frenay_data` keeps of `n`: all, or `max_rows` drawn without replacement (seeded), in their order."
+    if max_rows is None or max_rows >= n:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(random_state).choice(n, max_rows, replace=False))
 
 # %% ../../nbs/papers/03_frenay2011.ipynb #c2a4e017
 def frenay_data(name, max_rows=None, random_state=0):
@@ -230,10 +294,8 @@ def frenay_data(name, max_rows=None, random_state=0):
     (400, 8)
     """
     X, y = load_dataset(name)
-    if max_rows is not None and max_rows < len(X):
-        rows = np.sort(np.random.default_rng(random_state).choice(len(X), max_rows, replace=False))
-        X, y = X[rows], y[rows]
-    return X, y
+    rows = _subsample_rows(len(X), max_rows, random_state)
+    return X[rows], y[rows]
 
 # %% ../../nbs/papers/03_frenay2011.ipynb #fbe90998
 def _standardised(kernel, X, y):
@@ -845,7 +907,7 @@ def extremes_tables(name, runs, X, y, k=5):
     Examples
     --------
     >>> p = dict(frenay_protocol(), outer=2, inner=2, C=[1.0], epsilon=[0.1], gamma=[0.1], sigmas=(1.0,))
-    >>> X, y = frenay_data('cpu')
+    >>> X, y = frenay_data('cpu', p['max_rows'])
     >>> top, share = extremes_tables('cpu', frenay_cross_tests('cpu', p, progress=False), X, y)
     >>> len(top.rows), len(share.rows)
     (5, 2)
@@ -918,7 +980,7 @@ def fig_extrapolation(runs, X, y, kernels=('gaussian', 1.0)):
     Examples
     --------
     >>> p = dict(frenay_protocol(), outer=2, inner=2, C=[10.0], epsilon=[0.1], gamma=[0.01], sigmas=(1.0,))
-    >>> X, y = frenay_data('cpu')
+    >>> X, y = frenay_data('cpu', p['max_rows'])
     >>> fig, slopes = fig_extrapolation(frenay_cross_tests('cpu', p, progress=False), X, y)
     >>> sorted(map(str, slopes))
     ['1.0', 'gaussian']
@@ -933,13 +995,15 @@ def fig_extrapolation(runs, X, y, kernels=('gaussian', 1.0)):
     return fig, slopes
 
 # %% ../../nbs/papers/03_frenay2011.ipynb #df4cbc65
-def siri_table(runs=None):
+def siri_table(runs=None, max_rows=None, random_state=0):
     """Bodyfat's target is Siri's (1956) formula of its own `Density` column: body fat = 495 / Density - 450.
 
     Parameters
     ----------
     runs : dict or None, default=None
-        {kernel: KernelRun} of bodyfat (all rows), to compare their test MSE with the formula's.
+        {kernel: KernelRun} of bodyfat on the same rows, to compare their test MSE with the formula's.
+    max_rows, random_state : int or None, int, default=None, 0
+        The rows used, as `frenay_data` draws them (None: all 252).
 
     Returns
     -------
@@ -952,12 +1016,15 @@ def siri_table(runs=None):
     True
     """
     X, y = load_dataset('bodyfat')
+    rows = _subsample_rows(len(y), max_rows, random_state)   # numbered as in the whole set
+    X, y = X[rows], y[rows]
     siri = 495.0 / X[:, 0] - 450.0                  # column 0 is Density (g/cm^3)
     err = y - siri
     off = np.flatnonzero(np.abs(err) > 1.0)
+    missed = ', '.join(f'{rows[r]} ({err[r]:+.1f})' for r in off)
     t = Table("Bodyfat: the target against Siri's formula 495 / Density - 450 (Density is column 0 of X)",
               columns=('mse', 'rows_off_by_1', 'largest_miss'), digits=3,
-              note=f"rows missed by more than 1 point: {', '.join(f'{r} ({err[r]:+.1f})' for r in off)}; any "
+              note=f"{len(y)} rows; rows (numbered as in all 252) missed by more than 1 point: {missed}; any "
                    "model that can invert Density gets near the formula's MSE, one that cannot pays for it.")
     t.add("Siri's formula", mse=float(np.mean(err ** 2)), rows_off_by_1=len(off), largest_miss=float(np.abs(err).max()))
     t.add("Siri's formula without the worst row", mse=float(np.mean(np.delete(err, np.argmax(np.abs(err))) ** 2)))
@@ -1179,8 +1246,9 @@ def _elm_kernel_svr_predict_case(quick=False):
 
 # %% ../../nbs/papers/03_frenay2011.ipynb #41ca1368
 def reproduce(full=False, n_jobs=1, random_state=0, datasets=None, progress=None):
-    """Frénay & Verleysen (2011), Section 5: Tables 2–3 where we have the data (CPU, Abalone), the claim on every
-    bundled regression set, the causes of the gaps, Fig. 1, Fig. 3 and the claim and extrapolation figures.
+    """Frénay & Verleysen (2011), Section 5: the protocol (`protocol_table`), Tables 2–3 where we have the data
+    (CPU, Abalone), the claim on every bundled regression set, the causes of the gaps, Fig. 1, Fig. 3 and the claim
+    and extrapolation figures.
 
     Parameters
     ----------
@@ -1207,17 +1275,18 @@ def reproduce(full=False, n_jobs=1, random_state=0, datasets=None, progress=None
     protocol = frenay_protocol(full)
     names = REGRESSION_SETS if datasets is None else tuple(datasets)
     all_runs = {n: frenay_cross_tests(n, protocol, None, random_state, n_jobs, progress) for n in names}
-    out = [frenay_table(n, all_runs[n], protocol) for n in names if n in PAPER_TABLES]
+    out = [protocol_table(protocol)] + [frenay_table(n, all_runs[n], protocol) for n in names if n in PAPER_TABLES]
     out += [paper_claim_table(), sigma_table(all_runs), claim_table(all_runs, protocol)]
     if 'abalone' in all_runs and protocol['max_rows'] is not None:
         out.append(size_effect('abalone', all_runs['abalone'], [protocol['max_rows'], 1000, None],
-                               random_state=random_state, n_jobs=n_jobs, progress=progress))
+                               folds=protocol['outer'], random_state=random_state, n_jobs=n_jobs, progress=progress))
     if 'cpu' in all_runs:
         X, y = frenay_data('cpu', protocol['max_rows'], random_state)
         cpu = {k: all_runs['cpu'][k] for k in ('gaussian', 0.1, 1.0, 1000.0) if k in all_runs['cpu']}
         out += list(extremes_tables('cpu', cpu, X, y))
     if 'bodyfat' in all_runs:
-        out.append(siri_table({k: all_runs['bodyfat'][k] for k in ('gaussian', 1.0)}))
+        out.append(siri_table({k: all_runs['bodyfat'][k] for k in ('gaussian', 1.0)}, protocol['max_rows'],
+                              random_state))
     out.append(timing_table(all_runs, protocol))
     out += [fig1_epsilon_svr(), fig3_kernel_shapes(), fig_sigma_per_set(all_runs)]
     if 'cpu' in all_runs:
