@@ -7,21 +7,23 @@ __all__ = ['ActiveSetResult', 'MarginCollapseWarning', 'nu_oelm_active_set', 'nu
            'NuOELMClassifier', 'OELMClassifier']
 
 # %% ../nbs/05_nu_oelm.ipynb #b2d5112f
+import os
+import sys
 import warnings
 from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
-import scipy.optimize
 from numba import njit
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_array
 
+from .calibration import ProbabilityMixin, fit_decision_calibration
 from .core import (ACTIVATIONS, KERNELS, RandomHiddenLayer, check_memory, check_positive, compute_kernel, decode_scores,
                           encode_labels, keep_state_on_error, kernel_product, limit_blas_threads, row_chunks,
                           _check_range, _validate_fit, _validate_predict)
@@ -742,6 +744,28 @@ def _max_asymmetry(Q, block=256):
     n = Q.shape[0]
     return max(float(np.abs(Q[i:i + block] - Q[:, i:i + block].T).max()) for i in range(0, n, block))
 
+# %% ../nbs/05_nu_oelm.ipynb #ca4496c1
+_NOTICE = {'shown': False}     # the compile notice: once per process
+
+
+def _compile_notice(dispatcher=None, stream=None, state=_NOTICE):
+    """One line on stderr before the solver's first compilation in a process whose numba cache lacks it (about
+    15 CPU-s, then cached); True when printed. Checked cheaply: compiled signatures, then the cache's index file."""
+    dispatcher = _active_set_core if dispatcher is None else dispatcher
+    if state['shown'] or dispatcher.signatures:
+        return False
+    state['shown'] = True
+    try:
+        cached = os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:                  # no cache (cache=False or NUMBA_DISABLE_JIT)
+        cached = False
+    if cached:
+        return False
+    print("kelm-nb: compiling the nu-OELM/OELM active-set solver once (about 15 CPU-s; numba caches it for later "
+          "processes; `kelm-nb warmup` does it ahead of time)", file=sys.stderr if stream is None else stream,
+          flush=True)
+    return True
+
 # %% ../nbs/05_nu_oelm.ipynb #31b1295f
 def _gram_checked(Q, name='Q', check=True, psd=True):
     """Q as a C-contiguous float64 matrix and its row sums, from one row-major pass.
@@ -749,6 +773,7 @@ def _gram_checked(Q, name='Q', check=True, psd=True):
     With `check` (a matrix the caller built), Q must be square, real, finite, symmetric to 1e-8 of its largest
     diagonal entry (then it is symmetrised) and, with `psd`, have no negative diagonal entry; without `check` (a
     Gram matrix built by the classifier) only the row sums are computed."""
+    _compile_notice()
     if not hasattr(Q, 'shape') and not isinstance(Q, (list, tuple)):
         raise TypeError(f"{name} must be a square array-like, got {type(Q).__name__}")
     Q = np.asarray(Q)
@@ -1068,67 +1093,25 @@ def _check_nu_feasible(nu, ub, t, label, balance):
                          "(as LIBSVM's NuSVC requires); lower nu or use class_weight='balanced'")
 
 # %% ../nbs/05_nu_oelm.ipynb #00f33afa
-_NU_GRID = np.array([0.1, 0.2, 0.3, 0.5, 0.8])    # nu='auto': these fractions of the largest feasible ν
-
-
 def _nu_limit(weights, T, balance):
     "The largest ν feasible for every column (see `_column_nu_limit`) for per-sample weights `weights[c]`."
     n = T.shape[0]
     return min([1.0] + [_column_nu_limit(weights[c] / n, T[:, c], balance) for c in range(T.shape[1])])
 
 # %% ../nbs/05_nu_oelm.ipynb #161cb02d
-def _path_accuracy(est, K, T, y_idx, classes, tr, te, candidates):
-    """Validation accuracy of each candidate ν on one fold: per column, the ν path on K[tr, tr], each solve
-    warm-started from the previous one; candidates beyond the fold's own feasible limit score 0."""
-    m = T.shape[1]
-    scores = np.zeros((len(candidates), len(te), m))
-    feasible = np.ones(len(candidates), dtype=bool)
-    tol, max_iter, sing_tol = _active_set_options(est.tol, est.max_iter, 1e-10, len(tr))
-    K_tr, K_te = K[np.ix_(tr, tr)], K[np.ix_(te, tr)]
-    floor = _RHO_FLAT * max(float(np.max(np.diag(K_tr))), np.finfo(float).tiny)
-    for c in range(m):
-        t = T[tr, c]
-        ub = _side_weights(t, est.class_weight, y_idx[tr], classes) / len(tr)
-        limit = _column_nu_limit(ub, t, not isinstance(est.class_weight, dict))
-        Q, rowsum = _gram_checked(K_tr * np.outer(t, t), check=False)
-        alpha = None
-        for k, nu in enumerate(candidates):
-            if nu > limit:
-                feasible[k] = False
-                continue
-            start = None if alpha is None else alpha * (nu / candidates[k - 1])    # the previous solution, rescaled
-            result, _ = _solve_nu(Q, rowsum, float(nu), ub, tol, max_iter, sing_tol, start)
-            alpha = result.alpha
-            scores[k, :, c] = K_te @ (alpha * t) / max(result.rho, floor * nu)
-    truth = y_idx[te]
-    predicted = np.argmax(scores, axis=2) if m > 1 else (scores[:, :, 0] > 0).astype(int)
-    return np.where(feasible, np.mean(predicted == truth, axis=1), 0.0)
-
-# %% ../nbs/05_nu_oelm.ipynb #9616547c
-def _platt_fit(scores, t):
-    """Platt scaling (Platt 2000, with the targets of Lin, Lin & Weng 2007, as LIBSVM): $A, B$ of
-    $P(t = 1 \\mid f) = 1/(1 + e^{Af + B})$ by maximum likelihood."""
-    n_pos = np.count_nonzero(t > 0)
-    n_neg = t.shape[0] - n_pos
-    target = np.where(t > 0, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
-
-    def loss(ab):
-        z = ab[0] * scores + ab[1]
-        r = 1.0 / (1.0 + np.exp(-z)) - (1.0 - target)
-        return np.sum(np.logaddexp(0.0, z) - (1.0 - target) * z), np.array([r @ scores, r.sum()])
-
-    start = np.array([0.0, np.log((n_neg + 1.0) / (n_pos + 1.0))])
-    return scipy.optimize.minimize(loss, start, jac=True, method='L-BFGS-B').x
-
-# %% ../nbs/05_nu_oelm.ipynb #df5e2ebc
-def _platt_proba(scores, platt):
-    "Class probabilities from one-vs-all scores: one sigmoid per column, rows normalised (two classes: [1 - p, p])."
-    scores = scores.reshape(scores.shape[0], -1)
-    p = 1.0 / (1.0 + np.exp(platt[:, 0] * scores + platt[:, 1]))
-    if p.shape[1] == 1:
-        return np.hstack([1.0 - p, p])
-    total = p.sum(axis=1, keepdims=True)
-    return np.divide(p, total, out=np.full_like(p, 1.0 / p.shape[1]), where=total > 0)
+def _equivalent_nu(est, K, T, weights):
+    """nu='auto': the ν at which ν-OELM's solution is OELM's at C = 1 (SVC's default C). The box problem's solution
+    α divided by N solves eq. 27 at ν = Σα/N with ρ = 1/N (the KKT conditions of the two problems coincide, as
+    Chang & Lin (2001) show for ν-SVM), so both give the same scores. With several columns: the mean of their ν,
+    within the feasible limit."""
+    n = T.shape[0]
+    tol, max_iter, sing_tol = _active_set_options(est.tol, est.max_iter, 1e-10, n)
+    nus = []
+    for c in range(T.shape[1]):
+        Q, _ = _gram_checked(K * np.outer(T[:, c], T[:, c]), check=False)
+        nus.append(_solve_box(Q, weights[c], tol, max_iter, sing_tol).alpha.sum() / n)
+    limit = _nu_limit(weights, T, not isinstance(est.class_weight, dict))
+    return float(np.clip(np.mean(nus), 1e-9 * limit, limit))
 
 # %% ../nbs/05_nu_oelm.ipynb #2e396eb8
 def _store_params(estimator, params):
@@ -1156,6 +1139,14 @@ def _add_ridge(K, ridge):
         K[np.diag_indices_from(K)] += ridge * max(float(np.mean(np.diag(K))), np.finfo(float).tiny)
     return K
 
+# %% ../nbs/05_nu_oelm.ipynb #83278bfc
+def _resolve_gamma(gamma, X):
+    "The kernel coefficient: 'scale' is $1/(d\\,\\mathrm{Var}[X])$ as `SVC`'s default (1 for constant X); None is $1/d$."
+    if not (isinstance(gamma, str) and gamma == 'scale'):
+        return gamma
+    var = float(np.var(X)) if X.ndim == 2 and X.size else 0.0
+    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+
 # %% ../nbs/05_nu_oelm.ipynb #cff33f8b
 def _elm_gram(est, X):
     "kernel='elm': the hidden layer, its (centred) output H and $K = HH^\\top$; stores `h_mean_`."
@@ -1177,7 +1168,7 @@ def _train_gram(est, X):
         if X.shape[0] != X.shape[1]:
             raise ValueError("X must be a square (n_samples, n_samples) Gram matrix when kernel='precomputed', "
                              f"got shape {X.shape}")
-        # built by the caller: finite and symmetric (any sign on the diagonal, as SVC accepts)
+        # finite and symmetric; any sign on the diagonal, as SVC accepts (the scores stay finite, see `_score_scale`)
         K, _ = _gram_checked(np.array(X, dtype=np.float64), name='X', psd=False)
         return _add_ridge(K, est.ridge), None, None
     check_memory(16 * n * n, f"the {n} x {n} kernel matrix and its labelled copy",
@@ -1211,8 +1202,8 @@ def _labels(y):
     return _Labels(T, classes, np.searchsorted(classes, y))
 
 # %% ../nbs/05_nu_oelm.ipynb #6a1ef0c8
-def _solve_columns(est, K, T, weights, alpha0=None, quiet=True):
-    "One dual QP per column of T on the Gram matrix K, by the estimator's `_solve`."
+def _solve_columns(est, K, T, weights, alpha0=None, quiet=True, nu=None):
+    "One dual QP per column of T on the Gram matrix K, by the estimator's `_solve` (ν-OELM: `nu`, else `nu_`)."
     n, m = T.shape
     alphas, rhos = np.zeros((n, m)), np.ones(m)
     iters, objs, gaps = np.zeros(m, dtype=int), np.zeros(m), np.zeros(m)
@@ -1220,7 +1211,7 @@ def _solve_columns(est, K, T, weights, alpha0=None, quiet=True):
     for c in range(m):
         Q, rowsum = _gram_checked(K * np.outer(T[:, c], T[:, c]), check=False)
         r = est._solve(Q, rowsum, est._upper_bounds(weights[c], n), tol, max_iter, sing_tol,
-                       None if alpha0 is None else alpha0.reshape(n, -1)[:, c], quiet)
+                       None if alpha0 is None else alpha0.reshape(n, -1)[:, c], quiet, nu)
         alphas[:, c], rhos[c], iters[c], gaps[c] = r.alpha, r.rho, r.n_iter, r.kkt_gap
         objs[c] = 0.5 * r.alpha @ Q @ r.alpha - est._linear_term() * r.alpha.sum()
     return _Columns(alphas, rhos, iters, objs, gaps)
@@ -1229,7 +1220,7 @@ def _solve_columns(est, K, T, weights, alpha0=None, quiet=True):
 def _warm_alpha(est, n, m):
     "With `warm_start`, the previous solution rescaled by the ratio of the new and the old ν (or C), else None."
     previous = getattr(est, 'alpha_', None) if est.warm_start else None
-    if previous is None or previous.reshape(n, -1).shape != (n, m):
+    if previous is None or previous.shape[0] != n or previous.reshape(n, -1).shape[1] != m:
         return None
     return previous.reshape(n, -1) * (est._penalty() / est._fitted_penalty)
 
@@ -1257,12 +1248,33 @@ def _store_fit(est, X, labels, cols, scale, layer, H):
         est.intercept_ = -(est.h_mean_ @ est.coef_)
 
 # %% ../nbs/05_nu_oelm.ipynb #d78f10a5
-def _fit_platt(est, X, y, T):
-    "Platt's sigmoids on 5-fold cross-validated decision values, as SVC(probability=True)."
-    base = clone(est).set_params(probability=False, warm_start=False, **est._selected_params())
-    cv = StratifiedKFold(5, shuffle=True, random_state=check_random_state(est.random_state).randint(2 ** 31))
-    scores = cross_val_predict(base, X, y, cv=cv, method='decision_function').reshape(len(y), -1)
-    est.probA_, est.probB_ = np.array([_platt_fit(scores[:, c], T[:, c]) for c in range(T.shape[1])]).T
+def _fold_scores(est, K, labels, n_folds=5):
+    """Out-of-fold decision values for the calibration: on stratified internal folds (as `cross_validated_scores`),
+    the fitted problem (ν clamped to the fold's limit, or C; the fold's class weights) solved on the fold's block of
+    the training Gram matrix and scored on the held-out rows, without recomputing the kernel. None when a class
+    has a single sample (no folds)."""
+    T, classes, y_idx = labels
+    n, m = T.shape
+    n_folds = int(min(n_folds, np.bincount(y_idx).min()))
+    if n_folds < 2:
+        return None
+    scores = np.zeros((n, m))
+    folds = StratifiedKFold(n_folds, shuffle=True, random_state=check_random_state(est.random_state).randint(2 ** 31))
+    for tr, te in folds.split(K, y_idx):
+        weights = [_side_weights(T[tr, c], est.class_weight, y_idx[tr], classes) for c in range(m)]
+        K_tr = K[np.ix_(tr, tr)]
+        cols = _solve_columns(est, K_tr, T[tr], weights, nu=est._fold_penalty(weights, T[tr]))
+        scores[te] = K[np.ix_(te, tr)] @ (cols.alphas * T[tr]) / est._score_scale(cols.rhos, K_tr)
+    return scores
+
+# %% ../nbs/05_nu_oelm.ipynb #90fbcb80
+def _fit_calibration(est, K, labels, y):
+    """`calibration_`: scikit-learn's sigmoid calibrator (`fit_decision_calibration`) on the out-of-fold scores, or
+    on the training scores when a class has a single sample."""
+    scores = _fold_scores(est, K, labels)
+    if scores is None:
+        scores = K[:, est.support_] @ est.dual_coef_.T
+    est.calibration_ = fit_decision_calibration(scores, y, labels.classes)
 
 # %% ../nbs/05_nu_oelm.ipynb #a2db7047
 def _decision(est, X):
@@ -1276,11 +1288,13 @@ def _decision(est, X):
         for rows in row_chunks(X.shape[0], 8 * est.coef_.shape[0]):
             out[rows] = est.hidden_layer_.transform(X[rows]) @ est.coef_ + est.intercept_
         return out
+    if est.support_.size == 0:             # every alpha at zero (a loose tol): a constant decision
+        return np.zeros((X.shape[0], est.dual_coef_.shape[0]))
     return kernel_product(est._kernel, X, est.support_vectors_, est.dual_coef_.T)
 
 # %% ../nbs/05_nu_oelm.ipynb #ddd40f0c
 class _OELMPrediction:
-    "Prediction of a fitted OELM or ν-OELM classifier: scores divided by ρ, classes, Platt probabilities."
+    "Prediction of a fitted OELM or ν-OELM classifier: scores divided by ρ, classes."
 
     def decision_function(self, X):
         """Scores $f(\\mathbf{x})/\\rho$ (eq. 14 divided by the margin, as LIBSVM scales ν-solutions): positive means
@@ -1311,12 +1325,13 @@ class _OELMPrediction:
         return decode_scores(self.decision_function(X), self.classes_)
 
 # %% ../nbs/05_nu_oelm.ipynb #d867b44e
-class _PlattPrediction:
-    "Probabilities of a classifier fitted with `probability=True`."
+class _Probabilities(ProbabilityMixin):
+    "`ProbabilityMixin`'s probabilities, present when the classifier was built with `probability=True`."
 
     @available_if(lambda self: self.probability)
     def predict_proba(self, X):
-        """Class probabilities from Platt scaling (fitted with `probability=True`, as `SVC(probability=True)`).
+        """Class probabilities: scikit-learn's sigmoid calibration of the out-of-fold decision values (fitted at
+        `fit`); their arg-max may differ from `predict` on points near the boundary, as with `SVC`.
 
         Parameters
         ----------
@@ -1326,8 +1341,7 @@ class _PlattPrediction:
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        check_is_fitted(self, 'probA_')
-        return _platt_proba(_decision(self, X), np.c_[self.probA_, self.probB_])
+        return super().predict_proba(X)
 
     @available_if(lambda self: self.probability)
     def predict_log_proba(self, X):
@@ -1341,10 +1355,10 @@ class _PlattPrediction:
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        return np.log(self.predict_proba(X))
+        return super().predict_log_proba(X)
 
 # %% ../nbs/05_nu_oelm.ipynb #947b4e91
-class _OELMBase(_OELMPrediction, _PlattPrediction, ClassifierMixin, BaseEstimator):
+class _OELMBase(_Probabilities, _OELMPrediction, ClassifierMixin, BaseEstimator):
     "Shared by `NuOELMClassifier` and `OELMClassifier`: the parameters, the kernel and the fit as a pipeline of steps."
     _parameter_constraints = {
         'kernel': [str, callable],
@@ -1354,18 +1368,18 @@ class _OELMBase(_OELMPrediction, _PlattPrediction, ClassifierMixin, BaseEstimato
         'bias_range': [tuple, list],
         'center': ['boolean'],
         'ridge': [Interval(Real, 0, None, closed='left')],
-        'gamma': [Interval(Real, 0, None, closed='neither'), None],
+        'gamma': [Interval(Real, 0, None, closed='neither'), StrOptions({'scale'}), None],
         'kernel_params': [dict, None],
         'class_weight': [dict, StrOptions({'balanced'}), None],
         'probability': ['boolean'],
-        'tol': [Interval(Real, 0, None, closed='neither')],
+        'tol': [Interval(Real, 0, 1, closed='neither')],
         'max_iter': [Interval(Integral, 1, None, closed='left'), None],
         'warm_start': ['boolean'],
         'random_state': ['random_state'],
     }
 
     def _kernel(self, X, Z):
-        return np.asarray(compute_kernel(X, Z, self.kernel, self.gamma, kernel_params=self.kernel_params),
+        return np.asarray(compute_kernel(X, Z, self.kernel, self._gamma, kernel_params=self.kernel_params),
                           dtype=np.float64)
 
     @keep_state_on_error
@@ -1385,16 +1399,17 @@ class _OELMBase(_OELMPrediction, _PlattPrediction, ClassifierMixin, BaseEstimato
         self._validate_params()
         _check_settings(self)
         X, y = _validate_fit(self, X, y, multi_output=False, y_numeric=False)
+        self._gamma = _resolve_gamma(self.gamma, X)
         labels = _labels(y)
         n, m = labels.T.shape
         weights = [_side_weights(labels.T[:, c], self.class_weight, labels.y_idx, labels.classes) for c in range(m)]
         self._check_columns(weights, labels.T, labels.classes)
         K, layer, H = _train_gram(self, X)
-        self._select(K, labels.T, labels.y_idx, labels.classes)
+        self._select(K, labels.T, weights)
         cols = _solve_columns(self, K, labels.T, weights, _warm_alpha(self, n, m), quiet=False)
         _store_fit(self, X, labels, cols, self._score_scale(cols.rhos, K), layer, H)
         if self.probability:
-            _fit_platt(self, X, y, labels.T)
+            _fit_calibration(self, K, labels, y)
         return self
 
     def __sklearn_tags__(self):
@@ -1412,32 +1427,19 @@ class _NuHooks:
         return w / n
 
     def _check_columns(self, weights, T, classes):
-        "A fixed ν must be feasible for every column; 'auto' gets the grid of feasible candidates."
-        n = T.shape[0]
+        "A fixed ν must be feasible for every column."
         if isinstance(self.nu, str):
-            self._nu_candidates = _NU_GRID * _nu_limit(weights, T, not isinstance(self.class_weight, dict))
             return
+        n = T.shape[0]
         for c in range(T.shape[1]):
             name = [c.item() if hasattr(c, 'item') else c for c in classes]
             label = f"classes {name[1]!r} vs {name[0]!r}" if len(classes) == 2 else f"class {name[c]!r} vs the rest"
             balance = not isinstance(self.class_weight, dict)
             _check_nu_feasible(float(self.nu), weights[c] / n, T[:, c], label, balance)
 
-    def _select(self, K, T, y_idx, classes):
-        "ν: the given value, or, with nu='auto', the candidate of best 3-fold cross-validated accuracy."
-        if not isinstance(self.nu, str):
-            self.nu_ = float(self.nu)
-            return
-        candidates = self._nu_candidates
-        del self._nu_candidates
-        if np.bincount(y_idx).min() < 3:           # too few samples for the folds: the middle of the range
-            self.nu_ = float(candidates[len(candidates) // 2])
-            return
-        folds = StratifiedKFold(3, shuffle=True, random_state=check_random_state(self.random_state).randint(2 ** 31))
-        accuracy = np.zeros(len(candidates))
-        for tr, te in folds.split(K, y_idx):
-            accuracy += _path_accuracy(self, K, T, y_idx, classes, tr, te, candidates)
-        self.nu_ = float(candidates[int(np.argmax(accuracy))])
+    def _select(self, K, T, weights):
+        "ν: the given value, or with nu='auto' the ν equivalent to OELM at C = 1 (`_equivalent_nu`)."
+        self.nu_ = _equivalent_nu(self, K, T, weights) if isinstance(self.nu, str) else float(self.nu)
 
     def _selected_params(self):
         return {'nu': self.nu_}
@@ -1450,12 +1452,17 @@ class _NuHooks:
 
     def _score_scale(self, rhos, K):
         # 1/rho as LIBSVM's nu-SVC; a collapsed margin (rho ~ 0, warned) is floored so that the signs stay meaningful
-        return np.maximum(rhos, _RHO_FLAT * self.nu_ * max(float(np.max(np.diag(K))), np.finfo(float).tiny))
+        return np.maximum(rhos, _RHO_FLAT * self.nu_ * max(float(np.max(np.abs(np.diag(K)))), np.finfo(float).tiny))
 
-    def _solve(self, Q, rowsum, ub, tol, max_iter, sing_tol, alpha0, quiet=False):
-        result, scale = _solve_nu(Q, rowsum, self.nu_, ub, tol, max_iter, sing_tol, alpha0)
+    def _fold_penalty(self, weights, T):
+        "ν on an internal fold: `nu_`, lowered to the fold's own feasible limit if it lies beyond."
+        return min(self.nu_, _nu_limit(weights, T, not isinstance(self.class_weight, dict)))
+
+    def _solve(self, Q, rowsum, ub, tol, max_iter, sing_tol, alpha0, quiet=False, nu=None):
+        nu = self.nu_ if nu is None else nu
+        result, scale = _solve_nu(Q, rowsum, nu, ub, tol, max_iter, sing_tol, alpha0)
         if not quiet:
-            _warn_outcome(result, scale, max_iter, type(self).__name__, self.nu_)
+            _warn_outcome(result, scale, max_iter, type(self).__name__, nu)
         return result
 
 # %% ../nbs/05_nu_oelm.ipynb #7f500fe6
@@ -1469,7 +1476,7 @@ class _BoxHooks:
     def _check_columns(self, weights, T, classes):
         _check_C(self.C)
 
-    def _select(self, K, T, y_idx, classes):
+    def _select(self, K, T, weights):
         return None
 
     def _selected_params(self):
@@ -1484,7 +1491,10 @@ class _BoxHooks:
     def _score_scale(self, rhos, K):
         return rhos
 
-    def _solve(self, Q, rowsum, ub, tol, max_iter, sing_tol, alpha0, quiet=False):
+    def _fold_penalty(self, weights, T):
+        return None
+
+    def _solve(self, Q, rowsum, ub, tol, max_iter, sing_tol, alpha0, quiet=False, nu=None):
         result = _solve_box(Q, ub, tol, max_iter, sing_tol, alpha0)
         if not quiet and result.n_iter >= max_iter:
             warnings.warn(f"{type(self).__name__} stopped at max_iter={max_iter} with KKT gap {result.kkt_gap:.3g}",
@@ -1500,10 +1510,14 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
     nu : float or 'auto', default='auto'
         ν in (0, 1]: bounds the fraction of margin errors from above and of support vectors from below; at most
         twice the smaller class share of each column (LIBSVM's `NuSVC` rule; a dict `class_weight`: the box only).
-        'auto': 3-fold cross-validation over 0.1, 0.2, 0.3, 0.5, 0.8 times the largest feasible ν (`nu_`).
-    kernel : str or callable, default='asymptotic'
-        'asymptotic' (Frénay & Verleysen's erf kernel of infinitely many nodes), 'elm' ($HH^\\top$ of `n_hidden`
-        random nodes, not divided by L), a name of `kelm_nb.core.KERNELS`, a callable or 'precomputed'.
+        'auto' (`nu_`): the ν at which the solution is `OELMClassifier`'s at C = 1, as `SVC()`'s default C (one box
+        solve per column; several columns: the mean of their ν). It follows the class shares and `class_weight`.
+    kernel : str or callable, default='rbf'
+        'rbf' ($e^{-\\gamma\\|x - z\\|^2}$, as `SVC`'s default), 'asymptotic' (Frénay & Verleysen's erf kernel of
+        infinitely many nodes), 'elm' ($HH^\\top$ of `n_hidden` random nodes, not divided by L; the paper's), another
+        name of `kelm_nb.core.KERNELS`, a callable or 'precomputed'. A Gram matrix with a negative diagonal entry
+        is refused (not a kernel). The default is within 3 points of `SVC()` on every bundled set, where
+        'asymptotic' lost up to 6 (see the notebook).
     n_hidden : int, default=1000
         Hidden nodes L of kernel='elm'.
     activation : str or callable, default='sigmoid'
@@ -1516,15 +1530,19 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
         Centre the hidden features on their training mean (kernel='elm'): an implicit bias.
     ridge : float, default=0.0
         Adds ridge·mean(diag K) to the diagonal of K: a unique optimum when the margin collapses (1e-8 is enough).
-    gamma : float or None, default=None
-        Coefficient of the registry kernels 'rbf', 'laplacian', 'poly'; None is 1 / n_features.
+    gamma : float, 'scale' or None, default='scale'
+        Coefficient of the registry kernels 'rbf', 'laplacian', 'poly': 'scale' is 1 / (n_features X.var()) as in
+        `SVC` (1 / n_features on standardised inputs); None is 1 / n_features.
     kernel_params : dict or None, default=None
         Further keyword arguments of the kernel (e.g. `{'sigma_w': 1.0}` for 'asymptotic').
     class_weight : dict, 'balanced' or None, default=None
         Multiplies each sample's upper bound; 'balanced' gives each side of every column half the total weight.
-    probability : bool, default=False
-        Platt's sigmoids on 5-fold cross-validated scores (five more fits) for `predict_proba`.
-    tol : float, default=1e-8
+    probability : bool, default=True
+        Fit `calibration_` for `predict_proba`: scikit-learn's sigmoid calibration of out-of-fold decision values
+        (5 stratified internal folds on blocks of the training kernel: five more solves, no more kernel
+        evaluations; about 1.5-3x the fit time). False skips it and removes `predict_proba`. Its arg-max may
+        differ from `predict` near the boundary (as with `SVC`).
+    tol : float in (0, 1), default=1e-8
         Stopping tolerance of the active-set solver (see `nu_oelm_active_set`).
     max_iter : int or None, default=None
         Active-set steps per column; None is max(10000, 100 N).
@@ -1537,7 +1555,7 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
     ----------
     classes_, support_, n_support_, support_vectors_, dual_coef_, alpha_, rho_, nu_ : as in `SVC`, per column
         (dual_coef_ is $\\alpha_i t_i/\\rho$; nu_ the ν used); kernel='elm' adds coef_ (β/ρ, no kernel at predict),
-        intercept_, h_mean_, hidden_layer_; n_iter_, dual_objective_, kkt_gap_ and Platt's probA_, probB_ too.
+        intercept_, h_mean_, hidden_layer_; n_iter_, dual_objective_, kkt_gap_ and calibration_ too.
 
     Examples
     --------
@@ -1548,9 +1566,9 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
     >>> bool(model.nu_ <= 2 / 3), bool(model.score(scale(X), y) > 0.9)
     (True, True)
     """
-    def __init__(self, nu='auto', kernel='asymptotic', n_hidden=1000, activation='sigmoid', weight_range='auto',
-                 bias_range=(-1.0, 1.0), center=True, ridge=0.0, gamma=None, kernel_params=None, class_weight=None,
-                 probability=False, tol=1e-8, max_iter=None, warm_start=False, random_state=None):
+    def __init__(self, nu='auto', kernel='rbf', n_hidden=1000, activation='sigmoid', weight_range='auto',
+                 bias_range=(-1.0, 1.0), center=True, ridge=0.0, gamma='scale', kernel_params=None, class_weight=None,
+                 probability=True, tol=1e-8, max_iter=None, warm_start=False, random_state=None):
         _store_params(self, locals())
 
 # %% ../nbs/05_nu_oelm.ipynb #c31a86dd
@@ -1562,8 +1580,9 @@ class OELMClassifier(_BoxHooks, _OELMBase):
     C : float, default=1.0
         The penalty of eq. 5 (the box $0 \\le \\alpha_i \\le C$, times `class_weight`); the ELM kernel is not divided
         by L, so C's scale depends on `n_hidden`.
-    kernel : str or callable, default='asymptotic'
-        'asymptotic', 'elm', a name of `kelm_nb.core.KERNELS`, a callable or 'precomputed' (as `NuOELMClassifier`).
+    kernel : str or callable, default='rbf'
+        'rbf' (`SVC`'s default), 'asymptotic', 'elm', a name of `kelm_nb.core.KERNELS`, a callable or 'precomputed'
+        (as `NuOELMClassifier`; a Gram matrix with a negative diagonal entry is refused).
     n_hidden : int, default=1000
         Hidden nodes L of kernel='elm'.
     activation : str or callable, default='sigmoid'
@@ -1576,15 +1595,17 @@ class OELMClassifier(_BoxHooks, _OELMBase):
         Centre the hidden features on their training mean (kernel='elm').
     ridge : float, default=0.0
         Adds ridge·mean(diag K) to the diagonal of K.
-    gamma : float or None, default=None
-        Coefficient of the registry kernels 'rbf', 'laplacian', 'poly'; None is 1 / n_features.
+    gamma : float, 'scale' or None, default='scale'
+        Coefficient of the registry kernels 'rbf', 'laplacian', 'poly': 'scale' is 1 / (n_features X.var()) as in
+        `SVC` (1 / n_features on standardised inputs); None is 1 / n_features.
     kernel_params : dict or None, default=None
         Further keyword arguments of the kernel.
     class_weight : dict, 'balanced' or None, default=None
         Multiplies each sample's upper bound C; 'balanced' gives each side of every column half the total weight.
-    probability : bool, default=False
-        Platt's sigmoids on 5-fold cross-validated scores for `predict_proba`.
-    tol : float, default=1e-8
+    probability : bool, default=True
+        Fit `calibration_` for `predict_proba` on out-of-fold decision values of 5 internal folds (as
+        `NuOELMClassifier`); False skips it and removes `predict_proba`.
+    tol : float in (0, 1), default=1e-8
         Stop when no violation of the box KKT conditions exceeds `tol` (see `oelm_active_set`).
     max_iter : int or None, default=None
         Active-set steps per column; None is max(10000, 100 N).
@@ -1597,7 +1618,7 @@ class OELMClassifier(_BoxHooks, _OELMBase):
     ----------
     classes_, support_, n_support_, support_vectors_, dual_coef_, alpha_, rho_ : as in `SVC`, per column
         (dual_coef_ is $\\alpha_i t_i$, rho_ = 1); kernel='elm' adds coef_ (β, no kernel at predict), intercept_,
-        h_mean_, hidden_layer_; n_iter_, dual_objective_, kkt_gap_ and Platt's probA_, probB_ too.
+        h_mean_, hidden_layer_; n_iter_, dual_objective_, kkt_gap_ and calibration_ too.
 
     Examples
     --------
@@ -1609,7 +1630,7 @@ class OELMClassifier(_BoxHooks, _OELMBase):
     >>> bool(clf.score(X[1::2], y[1::2]) > 0.9), clf.dual_coef_.shape[0]
     (True, 1)
     """
-    def __init__(self, C=1.0, kernel='asymptotic', n_hidden=1000, activation='sigmoid', weight_range='auto',
-                 bias_range=(-1.0, 1.0), center=True, ridge=0.0, gamma=None, kernel_params=None, class_weight=None,
-                 probability=False, tol=1e-8, max_iter=None, warm_start=False, random_state=None):
+    def __init__(self, C=1.0, kernel='rbf', n_hidden=1000, activation='sigmoid', weight_range='auto',
+                 bias_range=(-1.0, 1.0), center=True, ridge=0.0, gamma='scale', kernel_params=None, class_weight=None,
+                 probability=True, tol=1e-8, max_iter=None, warm_start=False, random_state=None):
         _store_params(self, locals())
