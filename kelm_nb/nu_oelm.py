@@ -900,10 +900,15 @@ class MarginCollapseWarning(UserWarning):
 
 # %% ../nbs/05_nu_oelm.ipynb #a7d73c62
 def _warn_outcome(result, scale, max_iter, where, nu):
-    "The warnings of a ν solve: stopped by max_iter, or a collapsed margin (cause and remedy)."
+    "The warnings of a ν solve: stopped by max_iter, a negative margin (an indefinite kernel), a collapsed margin."
     if result.n_iter >= max_iter:
         warnings.warn(f"{where} stopped at max_iter={max_iter} with KKT gap {result.kkt_gap:.3g}", ConvergenceWarning,
                       stacklevel=3)
+    elif result.rho < -_RHO_FLAT * scale:
+        warnings.warn(f"rho = {result.rho:.3g} < 0 at nu={nu}: the kernel matrix is not positive semi-definite (a "
+                      "negative-definite or indefinite kernel); the scores are divided by a small positive floor and "
+                      "stay finite but carry little meaning: use a positive semi-definite kernel",
+                      MarginCollapseWarning, stacklevel=3)
     elif result.rho <= _RHO_FLAT * scale:
         warnings.warn(f"rho = {result.rho:.3g} ≈ 0 at nu={nu}: the margin has collapsed (a feasible alpha with "
                       "Q alpha = 0 exists, so any point of a flat optimal face is optimal and the decision is "
@@ -1122,7 +1127,8 @@ def _store_params(estimator, params):
 
 # %% ../nbs/05_nu_oelm.ipynb #4213d696
 def _check_settings(est):
-    """What `_parameter_constraints` cannot say: a kernel of the registry, finite (low, high) ranges; checked
+    """What `_parameter_constraints` cannot say: a kernel of the registry, finite (low, high) ranges and
+    intercept_scaling; checked
     whether or not the kernel uses them."""
     kernel = est.kernel
     if not (callable(kernel) or kernel in ('elm', 'precomputed') or kernel in KERNELS):
@@ -1131,6 +1137,8 @@ def _check_settings(est):
     if not (isinstance(est.weight_range, str) and est.weight_range == 'auto'):
         _check_range(est.weight_range, 'weight_range')
     _check_range(est.bias_range, 'bias_range')
+    if not np.isfinite(est.intercept_scaling):
+        raise ValueError(f"intercept_scaling must be finite, got {est.intercept_scaling!r}")
 
 # %% ../nbs/05_nu_oelm.ipynb #c483f912
 def _add_ridge(K, ridge):
@@ -1141,7 +1149,7 @@ def _add_ridge(K, ridge):
 
 # %% ../nbs/05_nu_oelm.ipynb #83278bfc
 def _resolve_gamma(gamma, X):
-    "The kernel coefficient: 'scale' is $1/(d\\,\\mathrm{Var}[X])$ as `SVC`'s default (1 for constant X); None is $1/d$."
+    "The kernel coefficient: 'scale' is $1/(d\\,\\mathrm{Var}[X])$ as `SVC`'s (1 for a constant X); None is $1/d$."
     if not (isinstance(gamma, str) and gamma == 'scale'):
         return gamma
     var = float(np.var(X)) if X.ndim == 2 and X.size else 0.0
@@ -1162,7 +1170,8 @@ def _elm_gram(est, X):
 
 # %% ../nbs/05_nu_oelm.ipynb #88d9d5cf
 def _train_gram(est, X):
-    "The training Gram matrix K (with the ridge on its diagonal) and, for kernel='elm', the hidden layer and H."
+    """The training Gram matrix K plus intercept_scaling² (the regularised bias: a constant feature), with the ridge on
+    its diagonal, and, for kernel='elm', the hidden layer and H."""
     n = X.shape[0]
     if est.kernel == 'precomputed':
         if X.shape[0] != X.shape[1]:
@@ -1170,16 +1179,16 @@ def _train_gram(est, X):
                              f"got shape {X.shape}")
         # finite and symmetric; any sign on the diagonal, as SVC accepts (the scores stay finite, see `_score_scale`)
         K, _ = _gram_checked(np.array(X, dtype=np.float64), name='X', psd=False)
-        return _add_ridge(K, est.ridge), None, None
+        return _add_ridge(K + est.intercept_scaling ** 2, est.ridge), None, None
     check_memory(16 * n * n, f"the {n} x {n} kernel matrix and its labelled copy",
                  "fit on a subsample, or use an ELM (kelm_nb.core.ELMClassifier) whose memory is O(L^2)")
     if est.kernel == 'elm':
         K, layer, H = _elm_gram(est, X)
-        return _add_ridge(K, est.ridge), layer, H
+        return _add_ridge(K + est.intercept_scaling ** 2, est.ridge), layer, H
     K = est._kernel(X, X)
     if callable(est.kernel):
         K, _ = _gram_checked(K, name='kernel(X, X)', psd=False)
-    return _add_ridge(K, est.ridge), None, None
+    return _add_ridge(K + est.intercept_scaling ** 2, est.ridge), None, None
 
 # %% ../nbs/05_nu_oelm.ipynb #6739b262
 class _Labels(NamedTuple):
@@ -1242,10 +1251,11 @@ def _store_fit(est, X, labels, cols, scale, layer, H):
     est.support_vectors_ = None if est.kernel == 'precomputed' else X[support]
     est.hidden_layer_ = layer
     est._fitted_penalty = est._penalty()
+    est.intercept_ = est.intercept_scaling ** 2 * est.dual_coef_.sum(axis=1)     # the regularised bias b
     if layer is not None:
-        # f(x) = (h(x) - h_mean)' beta with beta = H_SV' dual_coef: one L-vector per column, no kernel at predict
+        # f(x) = (h(x) - h_mean)' beta + b with beta = H_SV' dual_coef: one L-vector per column, no kernel at predict
         est.coef_ = H[support].T @ est.dual_coef_.T
-        est.intercept_ = -(est.h_mean_ @ est.coef_)
+        est.intercept_ = est.intercept_ - est.h_mean_ @ est.coef_
 
 # %% ../nbs/05_nu_oelm.ipynb #d78f10a5
 def _fold_scores(est, K, labels, n_folds=5):
@@ -1278,19 +1288,19 @@ def _fit_calibration(est, K, labels, y):
 
 # %% ../nbs/05_nu_oelm.ipynb #a2db7047
 def _decision(est, X):
-    "The scores $f(\\mathbf{x})/\\rho$ per column: from the stored β (kernel='elm'), or the kernel expansion."
+    "The scores $f(\\mathbf{x})/\\rho$ per column: from the stored β (kernel='elm'), or the kernel expansion; plus b."
     X = _validate_predict(est, X)          # kernel='precomputed': (n_queries, n_train), n_train = n_features_in_
     if est.kernel == 'precomputed':
         # einsum's own loops sum each row in the same order whatever the number of rows (BLAS may not)
-        return np.einsum('ij,kj->ik', X[:, est.support_], est.dual_coef_, optimize=False)
+        return np.einsum('ij,kj->ik', X[:, est.support_], est.dual_coef_, optimize=False) + est.intercept_
     if est.hidden_layer_ is not None:
         out = np.empty((X.shape[0], est.coef_.shape[1]))
         for rows in row_chunks(X.shape[0], 8 * est.coef_.shape[0]):
             out[rows] = est.hidden_layer_.transform(X[rows]) @ est.coef_ + est.intercept_
         return out
     if est.support_.size == 0:             # every alpha at zero (a loose tol): a constant decision
-        return np.zeros((X.shape[0], est.dual_coef_.shape[0]))
-    return kernel_product(est._kernel, X, est.support_vectors_, est.dual_coef_.T)
+        return np.zeros((X.shape[0], est.dual_coef_.shape[0])) + est.intercept_
+    return kernel_product(est._kernel, X, est.support_vectors_, est.dual_coef_.T) + est.intercept_
 
 # %% ../nbs/05_nu_oelm.ipynb #ddd40f0c
 class _OELMPrediction:
@@ -1368,6 +1378,7 @@ class _OELMBase(_Probabilities, _OELMPrediction, ClassifierMixin, BaseEstimator)
         'bias_range': [tuple, list],
         'center': ['boolean'],
         'ridge': [Interval(Real, 0, None, closed='left')],
+        'intercept_scaling': [Interval(Real, 0, None, closed='left')],
         'gamma': [Interval(Real, 0, None, closed='neither'), StrOptions({'scale'}), None],
         'kernel_params': [dict, None],
         'class_weight': [dict, StrOptions({'balanced'}), None],
@@ -1508,44 +1519,34 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
     Parameters
     ----------
     nu : float or 'auto', default='auto'
-        ν in (0, 1]: bounds the fraction of margin errors from above and of support vectors from below; at most
-        twice the smaller class share of each column (LIBSVM's `NuSVC` rule; a dict `class_weight`: the box only).
-        'auto' (`nu_`): the ν at which the solution is `OELMClassifier`'s at C = 1, as `SVC()`'s default C (one box
-        solve per column; several columns: the mean of their ν). It follows the class shares and `class_weight`.
+        ν in (0, 1] bounds the fractions of margin errors (above) and support vectors (below); at most twice the
+        smaller class share of a column (LIBSVM's rule; a dict `class_weight`: the box only). 'auto' (`nu_`): the ν
+        where the solution is `OELMClassifier`'s at C = 1 (`SVC()`'s C; several columns: the mean of their ν).
     kernel : str or callable, default='rbf'
-        'rbf' ($e^{-\\gamma\\|x - z\\|^2}$, as `SVC`'s default), 'asymptotic' (Frénay & Verleysen's erf kernel of
-        infinitely many nodes), 'elm' ($HH^\\top$ of `n_hidden` random nodes, not divided by L; the paper's), another
-        name of `kelm_nb.core.KERNELS`, a callable or 'precomputed'. A Gram matrix with a negative diagonal entry
-        is refused (not a kernel). The default is within 3 points of `SVC()` on every bundled set, where
-        'asymptotic' lost up to 6 (see the notebook).
-    n_hidden : int, default=1000
-        Hidden nodes L of kernel='elm'.
-    activation : str or callable, default='sigmoid'
-        Hidden-node function of kernel='elm': a name of `kelm_nb.core.ACTIVATIONS` or a callable.
-    weight_range : 'auto' or (float, float), default='auto'
-        Uniform hidden weights; 'auto' is $\\pm\\sqrt{3/d}$ (the paper: (-1, 1) on inputs scaled to [0, 1]).
-    bias_range : (float, float), default=(-1.0, 1.0)
-        Uniform hidden biases (the paper: (0, 1)).
-    center : bool, default=True
-        Centre the hidden features on their training mean (kernel='elm'): an implicit bias.
+        'rbf' (`SVC`'s default), 'asymptotic' (Frénay & Verleysen's erf kernel of infinitely many nodes), 'elm'
+        ($HH^\\top$ of `n_hidden` random nodes, not divided by L: the paper's), a name of `kelm_nb.core.KERNELS`, a
+        callable or 'precomputed' (indefinite ones as SVC: finite scores, the negative margin warned).
+    n_hidden, activation, weight_range, bias_range, center : kernel='elm' only
+        L hidden nodes (default 1000) of `activation` (a name of `kelm_nb.core.ACTIVATIONS` or a callable; default
+        'sigmoid'), uniform weights in `weight_range` ('auto', the default: $\\pm\\sqrt{3/d}$; the paper: (-1, 1) on
+        inputs in [0, 1]) and biases in `bias_range` (default (-1.0, 1.0); the paper: (0, 1)); `center` (default
+        True) subtracts the training mean of the hidden features.
     ridge : float, default=0.0
         Adds ridge·mean(diag K) to the diagonal of K: a unique optimum when the margin collapses (1e-8 is enough).
+    intercept_scaling : float, default=1.0
+        A regularised bias (LIBLINEAR's): its square added to K, b = its square times Σ dual_coef_; 0: the paper's.
     gamma : float, 'scale' or None, default='scale'
-        Coefficient of the registry kernels 'rbf', 'laplacian', 'poly': 'scale' is 1 / (n_features X.var()) as in
-        `SVC` (1 / n_features on standardised inputs); None is 1 / n_features.
+        Coefficient of 'rbf', 'laplacian', 'poly': 'scale' (`SVC`'s) is 1 / (n_features X.var()), None 1 / n_features.
     kernel_params : dict or None, default=None
         Further keyword arguments of the kernel (e.g. `{'sigma_w': 1.0}` for 'asymptotic').
     class_weight : dict, 'balanced' or None, default=None
         Multiplies each sample's upper bound; 'balanced' gives each side of every column half the total weight.
     probability : bool, default=True
-        Fit `calibration_` for `predict_proba`: scikit-learn's sigmoid calibration of out-of-fold decision values
-        (5 stratified internal folds on blocks of the training kernel: five more solves, no more kernel
-        evaluations; about 1.5-3x the fit time). False skips it and removes `predict_proba`. Its arg-max may
-        differ from `predict` near the boundary (as with `SVC`).
-    tol : float in (0, 1), default=1e-8
-        Stopping tolerance of the active-set solver (see `nu_oelm_active_set`).
-    max_iter : int or None, default=None
-        Active-set steps per column; None is max(10000, 100 N).
+        `predict_proba` from a sigmoid calibration of out-of-fold scores (5 internal folds on blocks of K: 2.6-4x
+        the fit time measured); its arg-max may differ from `predict` near the boundary (as SVC's). False skips it.
+    tol, max_iter : float in (0, 1), default=1e-8; int or None, default=None
+        The active-set solver's stopping tolerance (see `nu_oelm_active_set`, `oelm_active_set`) and steps per
+        column (None: max(10000, 100 N)).
     warm_start : bool, default=False
         Start each column from the previous fit's solution (a sweep over ν on the same data).
     random_state : int, RandomState or None, default=None
@@ -1554,8 +1555,9 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
     Attributes
     ----------
     classes_, support_, n_support_, support_vectors_, dual_coef_, alpha_, rho_, nu_ : as in `SVC`, per column
-        (dual_coef_ is $\\alpha_i t_i/\\rho$; nu_ the ν used); kernel='elm' adds coef_ (β/ρ, no kernel at predict),
-        intercept_, h_mean_, hidden_layer_; n_iter_, dual_objective_, kkt_gap_ and calibration_ too.
+        (dual_coef_ is $\\alpha_i t_i/\\rho$; nu_ the ν used), intercept_ (the bias b); kernel='elm' adds coef_
+        (β/ρ, no kernel at predict; intercept_ then also holds $-\\bar h^\\top\\beta$), h_mean_, hidden_layer_;
+        n_iter_, dual_objective_, kkt_gap_ and calibration_ too.
 
     Examples
     --------
@@ -1567,8 +1569,9 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
     (True, True)
     """
     def __init__(self, nu='auto', kernel='rbf', n_hidden=1000, activation='sigmoid', weight_range='auto',
-                 bias_range=(-1.0, 1.0), center=True, ridge=0.0, gamma='scale', kernel_params=None, class_weight=None,
-                 probability=True, tol=1e-8, max_iter=None, warm_start=False, random_state=None):
+                 bias_range=(-1.0, 1.0), center=True, ridge=0.0, intercept_scaling=1.0, gamma='scale',
+                 kernel_params=None, class_weight=None, probability=True, tol=1e-8, max_iter=None, warm_start=False,
+                 random_state=None):
         _store_params(self, locals())
 
 # %% ../nbs/05_nu_oelm.ipynb #c31a86dd
@@ -1581,34 +1584,27 @@ class OELMClassifier(_BoxHooks, _OELMBase):
         The penalty of eq. 5 (the box $0 \\le \\alpha_i \\le C$, times `class_weight`); the ELM kernel is not divided
         by L, so C's scale depends on `n_hidden`.
     kernel : str or callable, default='rbf'
-        'rbf' (`SVC`'s default), 'asymptotic', 'elm', a name of `kelm_nb.core.KERNELS`, a callable or 'precomputed'
-        (as `NuOELMClassifier`; a Gram matrix with a negative diagonal entry is refused).
-    n_hidden : int, default=1000
-        Hidden nodes L of kernel='elm'.
-    activation : str or callable, default='sigmoid'
-        Hidden-node function of kernel='elm': a name of `kelm_nb.core.ACTIVATIONS` or a callable.
-    weight_range : 'auto' or (float, float), default='auto'
-        Uniform hidden weights; 'auto' is $\\pm\\sqrt{3/d}$.
-    bias_range : (float, float), default=(-1.0, 1.0)
-        Uniform hidden biases.
-    center : bool, default=True
-        Centre the hidden features on their training mean (kernel='elm').
+        'rbf' (`SVC`'s default), 'asymptotic', 'elm', a name of `kelm_nb.core.KERNELS`, a callable or 'precomputed'.
+    n_hidden, activation, weight_range, bias_range, center : kernel='elm' only
+        L hidden nodes (default 1000) of `activation` (a name of `kelm_nb.core.ACTIVATIONS` or a callable; default
+        'sigmoid'), uniform weights in `weight_range` ('auto', the default: $\\pm\\sqrt{3/d}$; the paper: (-1, 1) on
+        inputs in [0, 1]) and biases in `bias_range` (default (-1.0, 1.0); the paper: (0, 1)); `center` (default
+        True) subtracts the training mean of the hidden features.
     ridge : float, default=0.0
         Adds ridge·mean(diag K) to the diagonal of K.
+    intercept_scaling : float, default=1.0
+        A regularised bias (LIBLINEAR's): its square added to K, b = its square times Σ dual_coef_; 0: the paper's.
     gamma : float, 'scale' or None, default='scale'
-        Coefficient of the registry kernels 'rbf', 'laplacian', 'poly': 'scale' is 1 / (n_features X.var()) as in
-        `SVC` (1 / n_features on standardised inputs); None is 1 / n_features.
+        Coefficient of 'rbf', 'laplacian', 'poly': 'scale' (`SVC`'s) is 1 / (n_features X.var()), None 1 / n_features.
     kernel_params : dict or None, default=None
         Further keyword arguments of the kernel.
     class_weight : dict, 'balanced' or None, default=None
         Multiplies each sample's upper bound C; 'balanced' gives each side of every column half the total weight.
     probability : bool, default=True
-        Fit `calibration_` for `predict_proba` on out-of-fold decision values of 5 internal folds (as
-        `NuOELMClassifier`); False skips it and removes `predict_proba`.
-    tol : float in (0, 1), default=1e-8
-        Stop when no violation of the box KKT conditions exceeds `tol` (see `oelm_active_set`).
-    max_iter : int or None, default=None
-        Active-set steps per column; None is max(10000, 100 N).
+        `predict_proba` on out-of-fold scores (as `NuOELMClassifier`; 3-4x the fit time); False skips it.
+    tol, max_iter : float in (0, 1), default=1e-8; int or None, default=None
+        The active-set solver's stopping tolerance (see `nu_oelm_active_set`, `oelm_active_set`) and steps per
+        column (None: max(10000, 100 N)).
     warm_start : bool, default=False
         Start each column from the previous fit's solution (a sweep over C on the same data).
     random_state : int, RandomState or None, default=None
@@ -1617,7 +1613,7 @@ class OELMClassifier(_BoxHooks, _OELMBase):
     Attributes
     ----------
     classes_, support_, n_support_, support_vectors_, dual_coef_, alpha_, rho_ : as in `SVC`, per column
-        (dual_coef_ is $\\alpha_i t_i$, rho_ = 1); kernel='elm' adds coef_ (β, no kernel at predict), intercept_,
+        (dual_coef_ is $\\alpha_i t_i$, rho_ = 1), intercept_ (the bias b); kernel='elm' adds coef_ (β),
         h_mean_, hidden_layer_; n_iter_, dual_objective_, kkt_gap_ and calibration_ too.
 
     Examples
@@ -1631,6 +1627,7 @@ class OELMClassifier(_BoxHooks, _OELMBase):
     (True, 1)
     """
     def __init__(self, C=1.0, kernel='rbf', n_hidden=1000, activation='sigmoid', weight_range='auto',
-                 bias_range=(-1.0, 1.0), center=True, ridge=0.0, gamma='scale', kernel_params=None, class_weight=None,
-                 probability=True, tol=1e-8, max_iter=None, warm_start=False, random_state=None):
+                 bias_range=(-1.0, 1.0), center=True, ridge=0.0, intercept_scaling=1.0, gamma='scale',
+                 kernel_params=None, class_weight=None, probability=True, tol=1e-8, max_iter=None, warm_start=False,
+                 random_state=None):
         _store_params(self, locals())

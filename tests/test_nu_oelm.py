@@ -151,21 +151,15 @@ def test_bad_input():
         oelm_active_set(Q, 1.0, max_iter=0)
 
 
-_NO_BIAS = ("no bias term (eq. 14 has none): the check's precomputed rbf_kernel(gamma=1/2) on unscaled blobs of std 20 "
-            "nearly vanishes off the training points (mean 0.0015), and the centred ELM kernel averages to zero, so "
-            "class weights cannot shift the decision as SVC's bias does (56-74 % of class 0 predicted, 87 % "
-            "required); the default constructors (gamma='scale') pass")
-
-
 _PROBA_ARGMAX = ("probabilities are calibrated on out-of-fold scores (as SVC(probability=True)): their arg-max may "
                  "differ from predict near the boundary (under 5 % of the points, see "
                  "test_proba_argmax_may_differ_from_predict); the probability=False variants run this check in full")
 
 
 def _expected_failures(est):
-    """check_class_weight_classifiers fails only where the kernel leaves no room without a bias (see _NO_BIAS);
-    check_classifiers_train asks arg-max predict_proba == predict, which calibration does not promise."""
-    failures = {'check_class_weight_classifiers': _NO_BIAS} if est.kernel in ('precomputed', 'elm') else {}
+    """check_classifiers_train asks arg-max predict_proba == predict, which calibration does not promise (with
+    probability=True); check_class_weight_classifiers passes on every variant (the regularised bias)."""
+    failures = {}
     if est.probability:
         failures['check_classifiers_train'] = _PROBA_ARGMAX
         if est.kernel == 'precomputed':
@@ -212,21 +206,27 @@ def _data(seed=0, n=120):
 def test_classifier_matches_solver_and_precomputed(dtype):
     X, y = _data()
     X = X.astype(dtype)
-    clf = NuOELMClassifier(nu=0.5, kernel='elm', n_hidden=100, center=False, random_state=0).fit(X, y)
+    clf = NuOELMClassifier(nu=0.5, kernel='elm', n_hidden=100, center=False, intercept_scaling=0.0,
+                           random_state=0).fit(X, y)                          # the paper's model: no bias
     t = np.where(y == clf.classes_[1], 1.0, -1.0)
     H = clf.hidden_layer_.transform(X.astype(np.float64))
     r = nu_oelm_active_set(t[:, None] * (H @ H.T) * t[None, :], 0.5)
     np.testing.assert_allclose(clf.alpha_, r.alpha, atol=1e-12)
     assert clf.score(X, y) > 0.8
-    pre = NuOELMClassifier(nu=0.5, kernel='precomputed').fit(H @ H.T, y)
+    pre = NuOELMClassifier(nu=0.5, kernel='precomputed', intercept_scaling=0.0).fit(H @ H.T, y)
     np.testing.assert_allclose(pre.decision_function(H @ H.T), clf.decision_function(X), rtol=1e-6, atol=1e-6)
+    # with the bias (intercept_scaling=1) the solver sees K + 1 and the scores gain b = sum(dual_coef_)
+    b = NuOELMClassifier(nu=0.5, kernel='elm', n_hidden=100, center=False, random_state=0).fit(X, y)
+    rb = nu_oelm_active_set(t[:, None] * (H @ H.T + 1.0) * t[None, :], 0.5)
+    np.testing.assert_allclose(b.alpha_, rb.alpha, atol=1e-12)
+    np.testing.assert_allclose(b.intercept_, b.dual_coef_.sum(axis=1), rtol=1e-12)
     assert np.array_equal(np.sort(clf.support_), np.flatnonzero(clf.alpha_ > 0))    # grouped by class, as SVC
     np.testing.assert_allclose(clf.dual_objective_, 0.5 * r.alpha @ (t[:, None] * (H @ H.T) * t[None, :]) @ r.alpha,
                                rtol=1e-9)
     # callable kernel = the same Gram matrix
     layer = clf.hidden_layer_
     kern = lambda A, B: layer.transform(A) @ layer.transform(B).T
-    cal = NuOELMClassifier(nu=0.5, kernel=kern, center=False).fit(X.astype(np.float64), y)
+    cal = NuOELMClassifier(nu=0.5, kernel=kern, center=False, intercept_scaling=0.0).fit(X.astype(np.float64), y)
     np.testing.assert_allclose(cal.decision_function(X), clf.decision_function(X), rtol=1e-6, atol=1e-6)
     pickle.loads(pickle.dumps(clf)).predict(X)
 
@@ -333,7 +333,8 @@ def test_collapsed_margin_warns_with_cause_and_remedy():
 
 def test_multiclass_scores_are_divided_by_rho():
     X, y = load_iris(return_X_y=True)
-    m = NuOELMClassifier(nu=0.3, kernel='elm', n_hidden=200, center=False, random_state=0).fit(X, y)
+    m = NuOELMClassifier(nu=0.3, kernel='elm', n_hidden=200, center=False, intercept_scaling=0.0,
+                         random_state=0).fit(X, y)
     H = m.hidden_layer_.transform(X)
     raw = H @ H[m.support_].T @ (m.dual_coef_.T * m.rho_)                      # eq. 14 per column
     np.testing.assert_allclose(m.decision_function(X), raw / m.rho_, rtol=1e-9, atol=1e-9)
@@ -412,6 +413,10 @@ def test_clear_errors_and_warm_refit_on_new_size():
             Est(tol=1.0).fit(X, y)
         with pytest.raises(ValueError, match="'gamma' parameter"):
             Est(gamma='foo').fit(X, y)
+        with pytest.raises(ValueError, match='intercept_scaling'):
+            Est(intercept_scaling=np.inf).fit(X, y)
+        with pytest.raises(ValueError, match='intercept_scaling'):
+            Est(intercept_scaling=-1.0).fit(X, y)
         m = Est(warm_start=True, random_state=0).fit(X, y)
         m.fit(X[:-7], y[:-7])                                                  # another n: a cold start, no error
         assert m.alpha_.shape[0] == len(y) - 7
@@ -461,7 +466,8 @@ def test_stored_beta_and_query_dtypes(dtype):
     m = NuOELMClassifier(nu=0.3, kernel='elm', n_hidden=150, random_state=0).fit(X.astype(dtype), y)
     Hq = m.hidden_layer_.transform(X) - m.h_mean_
     Hs = m.hidden_layer_.transform(m.support_vectors_) - m.h_mean_
-    np.testing.assert_allclose(m.decision_function(X), Hq @ Hs.T @ m.dual_coef_.T, rtol=1e-9, atol=1e-9)
+    expansion = Hq @ Hs.T @ m.dual_coef_.T + m.dual_coef_.sum(axis=1)             # the kernel of K + 1: plus b
+    np.testing.assert_allclose(m.decision_function(X), expansion, rtol=1e-9, atol=1e-9)
     assert np.array_equal(m.predict(X.astype(np.float32)), m.predict(X.astype(np.float64)))
 
 
