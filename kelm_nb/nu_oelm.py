@@ -992,6 +992,8 @@ def nu_oelm_path(Q, nus, tol=1e-8, max_iter=None, sing_tol=1e-10):
     >>> [round(float(r.alpha.sum()), 6) for r in nu_oelm_path(t[:, None] * (X @ X.T + 1) * t[None, :], [0.3, 0.6])]
     [0.3, 0.6]
     """
+    if isinstance(nus, (str, bytes)) or not np.iterable(nus):
+        raise TypeError(f"nus must be a sequence of numbers in (0, 1], got {type(nus).__name__}")
     Q, rowsum = _gram_checked(Q)
     n = Q.shape[0]
     tol, max_iter, sing_tol = _active_set_options(tol, max_iter, sing_tol, n)

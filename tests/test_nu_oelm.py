@@ -417,6 +417,9 @@ def test_clear_errors_and_warm_refit_on_new_size():
             Est(intercept_scaling=np.inf).fit(X, y)
         with pytest.raises(ValueError, match='intercept_scaling'):
             Est(intercept_scaling=-1.0).fit(X, y)
+    for bad in ('foo', 0.3, None):
+        with pytest.raises(TypeError, match='nus must be a sequence'):
+            nu_oelm_path(np.eye(4), bad)
         m = Est(warm_start=True, random_state=0).fit(X, y)
         m.fit(X[:-7], y[:-7])                                                  # another n: a cold start, no error
         assert m.alpha_.shape[0] == len(y) - 7
