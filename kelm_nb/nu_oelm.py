@@ -7,21 +7,23 @@ __all__ = ['ActiveSetResult', 'MarginCollapseWarning', 'nu_oelm_active_set', 'nu
            'NuOELMClassifier', 'OELMClassifier']
 
 # %% ../nbs/05_nu_oelm.ipynb #b2d5112f
+import os
+import sys
 import warnings
 from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
-import scipy.optimize
 from numba import njit
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_array
 
+from .calibration import ProbabilityMixin, fit_decision_calibration
 from .core import (ACTIVATIONS, KERNELS, RandomHiddenLayer, check_memory, check_positive, compute_kernel, decode_scores,
                           encode_labels, keep_state_on_error, kernel_product, limit_blas_threads, row_chunks,
                           _check_range, _validate_fit, _validate_predict)
@@ -742,6 +744,28 @@ def _max_asymmetry(Q, block=256):
     n = Q.shape[0]
     return max(float(np.abs(Q[i:i + block] - Q[:, i:i + block].T).max()) for i in range(0, n, block))
 
+# %% ../nbs/05_nu_oelm.ipynb #ca4496c1
+_NOTICE = {'shown': False}     # the compile notice: once per process
+
+
+def _compile_notice(dispatcher=None, stream=None, state=_NOTICE):
+    """One line on stderr before the solver's first compilation in a process whose numba cache lacks it (about
+    15 CPU-s, then cached); True when printed. Checked cheaply: compiled signatures, then the cache's index file."""
+    dispatcher = _active_set_core if dispatcher is None else dispatcher
+    if state['shown'] or dispatcher.signatures:
+        return False
+    state['shown'] = True
+    try:
+        cached = os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:                  # no cache (cache=False or NUMBA_DISABLE_JIT)
+        cached = False
+    if cached:
+        return False
+    print("kelm-nb: compiling the nu-OELM/OELM active-set solver once (about 15 CPU-s; numba caches it for later "
+          "processes; `kelm-nb warmup` does it ahead of time)", file=sys.stderr if stream is None else stream,
+          flush=True)
+    return True
+
 # %% ../nbs/05_nu_oelm.ipynb #31b1295f
 def _gram_checked(Q, name='Q', check=True, psd=True):
     """Q as a C-contiguous float64 matrix and its row sums, from one row-major pass.
@@ -749,6 +773,7 @@ def _gram_checked(Q, name='Q', check=True, psd=True):
     With `check` (a matrix the caller built), Q must be square, real, finite, symmetric to 1e-8 of its largest
     diagonal entry (then it is symmetrised) and, with `psd`, have no negative diagonal entry; without `check` (a
     Gram matrix built by the classifier) only the row sums are computed."""
+    _compile_notice()
     if not hasattr(Q, 'shape') and not isinstance(Q, (list, tuple)):
         raise TypeError(f"{name} must be a square array-like, got {type(Q).__name__}")
     Q = np.asarray(Q)
@@ -875,10 +900,15 @@ class MarginCollapseWarning(UserWarning):
 
 # %% ../nbs/05_nu_oelm.ipynb #a7d73c62
 def _warn_outcome(result, scale, max_iter, where, nu):
-    "The warnings of a ν solve: stopped by max_iter, or a collapsed margin (cause and remedy)."
+    "The warnings of a ν solve: stopped by max_iter, a negative margin (an indefinite kernel), a collapsed margin."
     if result.n_iter >= max_iter:
         warnings.warn(f"{where} stopped at max_iter={max_iter} with KKT gap {result.kkt_gap:.3g}", ConvergenceWarning,
                       stacklevel=3)
+    elif result.rho < -_RHO_FLAT * scale:
+        warnings.warn(f"rho = {result.rho:.3g} < 0 at nu={nu}: the kernel matrix is not positive semi-definite (a "
+                      "negative-definite or indefinite kernel); the scores are divided by a small positive floor and "
+                      "stay finite but carry little meaning: use a positive semi-definite kernel",
+                      MarginCollapseWarning, stacklevel=3)
     elif result.rho <= _RHO_FLAT * scale:
         warnings.warn(f"rho = {result.rho:.3g} ≈ 0 at nu={nu}: the margin has collapsed (a feasible alpha with "
                       "Q alpha = 0 exists, so any point of a flat optimal face is optimal and the decision is "
@@ -962,6 +992,8 @@ def nu_oelm_path(Q, nus, tol=1e-8, max_iter=None, sing_tol=1e-10):
     >>> [round(float(r.alpha.sum()), 6) for r in nu_oelm_path(t[:, None] * (X @ X.T + 1) * t[None, :], [0.3, 0.6])]
     [0.3, 0.6]
     """
+    if isinstance(nus, (str, bytes)) or not np.iterable(nus):
+        raise TypeError(f"nus must be a sequence of numbers in (0, 1], got {type(nus).__name__}")
     Q, rowsum = _gram_checked(Q)
     n = Q.shape[0]
     tol, max_iter, sing_tol = _active_set_options(tol, max_iter, sing_tol, n)
@@ -1068,67 +1100,25 @@ def _check_nu_feasible(nu, ub, t, label, balance):
                          "(as LIBSVM's NuSVC requires); lower nu or use class_weight='balanced'")
 
 # %% ../nbs/05_nu_oelm.ipynb #00f33afa
-_NU_GRID = np.array([0.1, 0.2, 0.3, 0.5, 0.8])    # nu='auto': these fractions of the largest feasible ν
-
-
 def _nu_limit(weights, T, balance):
     "The largest ν feasible for every column (see `_column_nu_limit`) for per-sample weights `weights[c]`."
     n = T.shape[0]
     return min([1.0] + [_column_nu_limit(weights[c] / n, T[:, c], balance) for c in range(T.shape[1])])
 
 # %% ../nbs/05_nu_oelm.ipynb #161cb02d
-def _path_accuracy(est, K, T, y_idx, classes, tr, te, candidates):
-    """Validation accuracy of each candidate ν on one fold: per column, the ν path on K[tr, tr], each solve
-    warm-started from the previous one; candidates beyond the fold's own feasible limit score 0."""
-    m = T.shape[1]
-    scores = np.zeros((len(candidates), len(te), m))
-    feasible = np.ones(len(candidates), dtype=bool)
-    tol, max_iter, sing_tol = _active_set_options(est.tol, est.max_iter, 1e-10, len(tr))
-    K_tr, K_te = K[np.ix_(tr, tr)], K[np.ix_(te, tr)]
-    floor = _RHO_FLAT * max(float(np.max(np.diag(K_tr))), np.finfo(float).tiny)
-    for c in range(m):
-        t = T[tr, c]
-        ub = _side_weights(t, est.class_weight, y_idx[tr], classes) / len(tr)
-        limit = _column_nu_limit(ub, t, not isinstance(est.class_weight, dict))
-        Q, rowsum = _gram_checked(K_tr * np.outer(t, t), check=False)
-        alpha = None
-        for k, nu in enumerate(candidates):
-            if nu > limit:
-                feasible[k] = False
-                continue
-            start = None if alpha is None else alpha * (nu / candidates[k - 1])    # the previous solution, rescaled
-            result, _ = _solve_nu(Q, rowsum, float(nu), ub, tol, max_iter, sing_tol, start)
-            alpha = result.alpha
-            scores[k, :, c] = K_te @ (alpha * t) / max(result.rho, floor * nu)
-    truth = y_idx[te]
-    predicted = np.argmax(scores, axis=2) if m > 1 else (scores[:, :, 0] > 0).astype(int)
-    return np.where(feasible, np.mean(predicted == truth, axis=1), 0.0)
-
-# %% ../nbs/05_nu_oelm.ipynb #9616547c
-def _platt_fit(scores, t):
-    """Platt scaling (Platt 2000, with the targets of Lin, Lin & Weng 2007, as LIBSVM): $A, B$ of
-    $P(t = 1 \\mid f) = 1/(1 + e^{Af + B})$ by maximum likelihood."""
-    n_pos = np.count_nonzero(t > 0)
-    n_neg = t.shape[0] - n_pos
-    target = np.where(t > 0, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
-
-    def loss(ab):
-        z = ab[0] * scores + ab[1]
-        r = 1.0 / (1.0 + np.exp(-z)) - (1.0 - target)
-        return np.sum(np.logaddexp(0.0, z) - (1.0 - target) * z), np.array([r @ scores, r.sum()])
-
-    start = np.array([0.0, np.log((n_neg + 1.0) / (n_pos + 1.0))])
-    return scipy.optimize.minimize(loss, start, jac=True, method='L-BFGS-B').x
-
-# %% ../nbs/05_nu_oelm.ipynb #df5e2ebc
-def _platt_proba(scores, platt):
-    "Class probabilities from one-vs-all scores: one sigmoid per column, rows normalised (two classes: [1 - p, p])."
-    scores = scores.reshape(scores.shape[0], -1)
-    p = 1.0 / (1.0 + np.exp(platt[:, 0] * scores + platt[:, 1]))
-    if p.shape[1] == 1:
-        return np.hstack([1.0 - p, p])
-    total = p.sum(axis=1, keepdims=True)
-    return np.divide(p, total, out=np.full_like(p, 1.0 / p.shape[1]), where=total > 0)
+def _equivalent_nu(est, K, T, weights):
+    """nu='auto': the ν at which ν-OELM's solution is OELM's at C = 1 (SVC's default C). The box problem's solution
+    α divided by N solves eq. 27 at ν = Σα/N with ρ = 1/N (the KKT conditions of the two problems coincide, as
+    Chang & Lin (2001) show for ν-SVM), so both give the same scores. With several columns: the mean of their ν,
+    within the feasible limit."""
+    n = T.shape[0]
+    tol, max_iter, sing_tol = _active_set_options(est.tol, est.max_iter, 1e-10, n)
+    nus = []
+    for c in range(T.shape[1]):
+        Q, _ = _gram_checked(K * np.outer(T[:, c], T[:, c]), check=False)
+        nus.append(_solve_box(Q, weights[c], tol, max_iter, sing_tol).alpha.sum() / n)
+    limit = _nu_limit(weights, T, not isinstance(est.class_weight, dict))
+    return float(np.clip(np.mean(nus), 1e-9 * limit, limit))
 
 # %% ../nbs/05_nu_oelm.ipynb #2e396eb8
 def _store_params(estimator, params):
@@ -1139,7 +1129,8 @@ def _store_params(estimator, params):
 
 # %% ../nbs/05_nu_oelm.ipynb #4213d696
 def _check_settings(est):
-    """What `_parameter_constraints` cannot say: a kernel of the registry, finite (low, high) ranges; checked
+    """What `_parameter_constraints` cannot say: a kernel of the registry, finite (low, high) ranges and
+    intercept_scaling; checked
     whether or not the kernel uses them."""
     kernel = est.kernel
     if not (callable(kernel) or kernel in ('elm', 'precomputed') or kernel in KERNELS):
@@ -1148,6 +1139,8 @@ def _check_settings(est):
     if not (isinstance(est.weight_range, str) and est.weight_range == 'auto'):
         _check_range(est.weight_range, 'weight_range')
     _check_range(est.bias_range, 'bias_range')
+    if not np.isfinite(est.intercept_scaling):
+        raise ValueError(f"intercept_scaling must be finite, got {est.intercept_scaling!r}")
 
 # %% ../nbs/05_nu_oelm.ipynb #c483f912
 def _add_ridge(K, ridge):
@@ -1155,6 +1148,14 @@ def _add_ridge(K, ridge):
     if ridge > 0:
         K[np.diag_indices_from(K)] += ridge * max(float(np.mean(np.diag(K))), np.finfo(float).tiny)
     return K
+
+# %% ../nbs/05_nu_oelm.ipynb #83278bfc
+def _resolve_gamma(gamma, X):
+    "The kernel coefficient: 'scale' is $1/(d\\,\\mathrm{Var}[X])$ as `SVC`'s (1 for a constant X); None is $1/d$."
+    if not (isinstance(gamma, str) and gamma == 'scale'):
+        return gamma
+    var = float(np.var(X)) if X.ndim == 2 and X.size else 0.0
+    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
 
 # %% ../nbs/05_nu_oelm.ipynb #cff33f8b
 def _elm_gram(est, X):
@@ -1171,24 +1172,25 @@ def _elm_gram(est, X):
 
 # %% ../nbs/05_nu_oelm.ipynb #88d9d5cf
 def _train_gram(est, X):
-    "The training Gram matrix K (with the ridge on its diagonal) and, for kernel='elm', the hidden layer and H."
+    """The training Gram matrix K plus intercept_scaling² (the regularised bias: a constant feature), with the ridge on
+    its diagonal, and, for kernel='elm', the hidden layer and H."""
     n = X.shape[0]
     if est.kernel == 'precomputed':
         if X.shape[0] != X.shape[1]:
             raise ValueError("X must be a square (n_samples, n_samples) Gram matrix when kernel='precomputed', "
                              f"got shape {X.shape}")
-        # built by the caller: finite and symmetric (any sign on the diagonal, as SVC accepts)
+        # finite and symmetric; any sign on the diagonal, as SVC accepts (the scores stay finite, see `_score_scale`)
         K, _ = _gram_checked(np.array(X, dtype=np.float64), name='X', psd=False)
-        return _add_ridge(K, est.ridge), None, None
+        return _add_ridge(K + est.intercept_scaling ** 2, est.ridge), None, None
     check_memory(16 * n * n, f"the {n} x {n} kernel matrix and its labelled copy",
                  "fit on a subsample, or use an ELM (kelm_nb.core.ELMClassifier) whose memory is O(L^2)")
     if est.kernel == 'elm':
         K, layer, H = _elm_gram(est, X)
-        return _add_ridge(K, est.ridge), layer, H
+        return _add_ridge(K + est.intercept_scaling ** 2, est.ridge), layer, H
     K = est._kernel(X, X)
     if callable(est.kernel):
         K, _ = _gram_checked(K, name='kernel(X, X)', psd=False)
-    return _add_ridge(K, est.ridge), None, None
+    return _add_ridge(K + est.intercept_scaling ** 2, est.ridge), None, None
 
 # %% ../nbs/05_nu_oelm.ipynb #6739b262
 class _Labels(NamedTuple):
@@ -1211,8 +1213,8 @@ def _labels(y):
     return _Labels(T, classes, np.searchsorted(classes, y))
 
 # %% ../nbs/05_nu_oelm.ipynb #6a1ef0c8
-def _solve_columns(est, K, T, weights, alpha0=None, quiet=True):
-    "One dual QP per column of T on the Gram matrix K, by the estimator's `_solve`."
+def _solve_columns(est, K, T, weights, alpha0=None, quiet=True, nu=None):
+    "One dual QP per column of T on the Gram matrix K, by the estimator's `_solve` (ν-OELM: `nu`, else `nu_`)."
     n, m = T.shape
     alphas, rhos = np.zeros((n, m)), np.ones(m)
     iters, objs, gaps = np.zeros(m, dtype=int), np.zeros(m), np.zeros(m)
@@ -1220,7 +1222,7 @@ def _solve_columns(est, K, T, weights, alpha0=None, quiet=True):
     for c in range(m):
         Q, rowsum = _gram_checked(K * np.outer(T[:, c], T[:, c]), check=False)
         r = est._solve(Q, rowsum, est._upper_bounds(weights[c], n), tol, max_iter, sing_tol,
-                       None if alpha0 is None else alpha0.reshape(n, -1)[:, c], quiet)
+                       None if alpha0 is None else alpha0.reshape(n, -1)[:, c], quiet, nu)
         alphas[:, c], rhos[c], iters[c], gaps[c] = r.alpha, r.rho, r.n_iter, r.kkt_gap
         objs[c] = 0.5 * r.alpha @ Q @ r.alpha - est._linear_term() * r.alpha.sum()
     return _Columns(alphas, rhos, iters, objs, gaps)
@@ -1229,7 +1231,7 @@ def _solve_columns(est, K, T, weights, alpha0=None, quiet=True):
 def _warm_alpha(est, n, m):
     "With `warm_start`, the previous solution rescaled by the ratio of the new and the old ν (or C), else None."
     previous = getattr(est, 'alpha_', None) if est.warm_start else None
-    if previous is None or previous.reshape(n, -1).shape != (n, m):
+    if previous is None or previous.shape[0] != n or previous.reshape(n, -1).shape[1] != m:
         return None
     return previous.reshape(n, -1) * (est._penalty() / est._fitted_penalty)
 
@@ -1251,36 +1253,60 @@ def _store_fit(est, X, labels, cols, scale, layer, H):
     est.support_vectors_ = None if est.kernel == 'precomputed' else X[support]
     est.hidden_layer_ = layer
     est._fitted_penalty = est._penalty()
+    est.intercept_ = est.intercept_scaling ** 2 * est.dual_coef_.sum(axis=1)     # the regularised bias b
     if layer is not None:
-        # f(x) = (h(x) - h_mean)' beta with beta = H_SV' dual_coef: one L-vector per column, no kernel at predict
+        # f(x) = (h(x) - h_mean)' beta + b with beta = H_SV' dual_coef: one L-vector per column, no kernel at predict
         est.coef_ = H[support].T @ est.dual_coef_.T
-        est.intercept_ = -(est.h_mean_ @ est.coef_)
+        est.intercept_ = est.intercept_ - est.h_mean_ @ est.coef_
 
 # %% ../nbs/05_nu_oelm.ipynb #d78f10a5
-def _fit_platt(est, X, y, T):
-    "Platt's sigmoids on 5-fold cross-validated decision values, as SVC(probability=True)."
-    base = clone(est).set_params(probability=False, warm_start=False, **est._selected_params())
-    cv = StratifiedKFold(5, shuffle=True, random_state=check_random_state(est.random_state).randint(2 ** 31))
-    scores = cross_val_predict(base, X, y, cv=cv, method='decision_function').reshape(len(y), -1)
-    est.probA_, est.probB_ = np.array([_platt_fit(scores[:, c], T[:, c]) for c in range(T.shape[1])]).T
+def _fold_scores(est, K, labels, n_folds=5):
+    """Out-of-fold decision values for the calibration: on stratified internal folds (as `cross_validated_scores`),
+    the fitted problem (ν clamped to the fold's limit, or C; the fold's class weights) solved on the fold's block of
+    the training Gram matrix and scored on the held-out rows, without recomputing the kernel. None when a class
+    has a single sample (no folds)."""
+    T, classes, y_idx = labels
+    n, m = T.shape
+    n_folds = int(min(n_folds, np.bincount(y_idx).min()))
+    if n_folds < 2:
+        return None
+    scores = np.zeros((n, m))
+    folds = StratifiedKFold(n_folds, shuffle=True, random_state=check_random_state(est.random_state).randint(2 ** 31))
+    for tr, te in folds.split(K, y_idx):
+        weights = [_side_weights(T[tr, c], est.class_weight, y_idx[tr], classes) for c in range(m)]
+        K_tr = K[np.ix_(tr, tr)]
+        cols = _solve_columns(est, K_tr, T[tr], weights, nu=est._fold_penalty(weights, T[tr]))
+        scores[te] = K[np.ix_(te, tr)] @ (cols.alphas * T[tr]) / est._score_scale(cols.rhos, K_tr)
+    return scores
+
+# %% ../nbs/05_nu_oelm.ipynb #90fbcb80
+def _fit_calibration(est, K, labels, y):
+    """`calibration_`: scikit-learn's sigmoid calibrator (`fit_decision_calibration`) on the out-of-fold scores, or
+    on the training scores when a class has a single sample."""
+    scores = _fold_scores(est, K, labels)
+    if scores is None:
+        scores = K[:, est.support_] @ est.dual_coef_.T
+    est.calibration_ = fit_decision_calibration(scores, y, labels.classes)
 
 # %% ../nbs/05_nu_oelm.ipynb #a2db7047
 def _decision(est, X):
-    "The scores $f(\\mathbf{x})/\\rho$ per column: from the stored β (kernel='elm'), or the kernel expansion."
+    "The scores $f(\\mathbf{x})/\\rho$ per column: from the stored β (kernel='elm'), or the kernel expansion; plus b."
     X = _validate_predict(est, X)          # kernel='precomputed': (n_queries, n_train), n_train = n_features_in_
     if est.kernel == 'precomputed':
         # einsum's own loops sum each row in the same order whatever the number of rows (BLAS may not)
-        return np.einsum('ij,kj->ik', X[:, est.support_], est.dual_coef_, optimize=False)
+        return np.einsum('ij,kj->ik', X[:, est.support_], est.dual_coef_, optimize=False) + est.intercept_
     if est.hidden_layer_ is not None:
         out = np.empty((X.shape[0], est.coef_.shape[1]))
         for rows in row_chunks(X.shape[0], 8 * est.coef_.shape[0]):
             out[rows] = est.hidden_layer_.transform(X[rows]) @ est.coef_ + est.intercept_
         return out
-    return kernel_product(est._kernel, X, est.support_vectors_, est.dual_coef_.T)
+    if est.support_.size == 0:             # every alpha at zero (a loose tol): a constant decision
+        return np.zeros((X.shape[0], est.dual_coef_.shape[0])) + est.intercept_
+    return kernel_product(est._kernel, X, est.support_vectors_, est.dual_coef_.T) + est.intercept_
 
 # %% ../nbs/05_nu_oelm.ipynb #ddd40f0c
 class _OELMPrediction:
-    "Prediction of a fitted OELM or ν-OELM classifier: scores divided by ρ, classes, Platt probabilities."
+    "Prediction of a fitted OELM or ν-OELM classifier: scores divided by ρ, classes."
 
     def decision_function(self, X):
         """Scores $f(\\mathbf{x})/\\rho$ (eq. 14 divided by the margin, as LIBSVM scales ν-solutions): positive means
@@ -1311,12 +1337,13 @@ class _OELMPrediction:
         return decode_scores(self.decision_function(X), self.classes_)
 
 # %% ../nbs/05_nu_oelm.ipynb #d867b44e
-class _PlattPrediction:
-    "Probabilities of a classifier fitted with `probability=True`."
+class _Probabilities(ProbabilityMixin):
+    "`ProbabilityMixin`'s probabilities, present when the classifier was built with `probability=True`."
 
     @available_if(lambda self: self.probability)
     def predict_proba(self, X):
-        """Class probabilities from Platt scaling (fitted with `probability=True`, as `SVC(probability=True)`).
+        """Class probabilities: scikit-learn's sigmoid calibration of the out-of-fold decision values (fitted at
+        `fit`); their arg-max may differ from `predict` on points near the boundary, as with `SVC`.
 
         Parameters
         ----------
@@ -1326,8 +1353,7 @@ class _PlattPrediction:
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        check_is_fitted(self, 'probA_')
-        return _platt_proba(_decision(self, X), np.c_[self.probA_, self.probB_])
+        return super().predict_proba(X)
 
     @available_if(lambda self: self.probability)
     def predict_log_proba(self, X):
@@ -1341,10 +1367,10 @@ class _PlattPrediction:
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        return np.log(self.predict_proba(X))
+        return super().predict_log_proba(X)
 
 # %% ../nbs/05_nu_oelm.ipynb #947b4e91
-class _OELMBase(_OELMPrediction, _PlattPrediction, ClassifierMixin, BaseEstimator):
+class _OELMBase(_Probabilities, _OELMPrediction, ClassifierMixin, BaseEstimator):
     "Shared by `NuOELMClassifier` and `OELMClassifier`: the parameters, the kernel and the fit as a pipeline of steps."
     _parameter_constraints = {
         'kernel': [str, callable],
@@ -1354,18 +1380,19 @@ class _OELMBase(_OELMPrediction, _PlattPrediction, ClassifierMixin, BaseEstimato
         'bias_range': [tuple, list],
         'center': ['boolean'],
         'ridge': [Interval(Real, 0, None, closed='left')],
-        'gamma': [Interval(Real, 0, None, closed='neither'), None],
+        'intercept_scaling': [Interval(Real, 0, None, closed='left')],
+        'gamma': [Interval(Real, 0, None, closed='neither'), StrOptions({'scale'}), None],
         'kernel_params': [dict, None],
         'class_weight': [dict, StrOptions({'balanced'}), None],
         'probability': ['boolean'],
-        'tol': [Interval(Real, 0, None, closed='neither')],
+        'tol': [Interval(Real, 0, 1, closed='neither')],
         'max_iter': [Interval(Integral, 1, None, closed='left'), None],
         'warm_start': ['boolean'],
         'random_state': ['random_state'],
     }
 
     def _kernel(self, X, Z):
-        return np.asarray(compute_kernel(X, Z, self.kernel, self.gamma, kernel_params=self.kernel_params),
+        return np.asarray(compute_kernel(X, Z, self.kernel, self._gamma, kernel_params=self.kernel_params),
                           dtype=np.float64)
 
     @keep_state_on_error
@@ -1385,16 +1412,17 @@ class _OELMBase(_OELMPrediction, _PlattPrediction, ClassifierMixin, BaseEstimato
         self._validate_params()
         _check_settings(self)
         X, y = _validate_fit(self, X, y, multi_output=False, y_numeric=False)
+        self._gamma = _resolve_gamma(self.gamma, X)
         labels = _labels(y)
         n, m = labels.T.shape
         weights = [_side_weights(labels.T[:, c], self.class_weight, labels.y_idx, labels.classes) for c in range(m)]
         self._check_columns(weights, labels.T, labels.classes)
         K, layer, H = _train_gram(self, X)
-        self._select(K, labels.T, labels.y_idx, labels.classes)
+        self._select(K, labels.T, weights)
         cols = _solve_columns(self, K, labels.T, weights, _warm_alpha(self, n, m), quiet=False)
         _store_fit(self, X, labels, cols, self._score_scale(cols.rhos, K), layer, H)
         if self.probability:
-            _fit_platt(self, X, y, labels.T)
+            _fit_calibration(self, K, labels, y)
         return self
 
     def __sklearn_tags__(self):
@@ -1412,32 +1440,19 @@ class _NuHooks:
         return w / n
 
     def _check_columns(self, weights, T, classes):
-        "A fixed ν must be feasible for every column; 'auto' gets the grid of feasible candidates."
-        n = T.shape[0]
+        "A fixed ν must be feasible for every column."
         if isinstance(self.nu, str):
-            self._nu_candidates = _NU_GRID * _nu_limit(weights, T, not isinstance(self.class_weight, dict))
             return
+        n = T.shape[0]
         for c in range(T.shape[1]):
             name = [c.item() if hasattr(c, 'item') else c for c in classes]
             label = f"classes {name[1]!r} vs {name[0]!r}" if len(classes) == 2 else f"class {name[c]!r} vs the rest"
             balance = not isinstance(self.class_weight, dict)
             _check_nu_feasible(float(self.nu), weights[c] / n, T[:, c], label, balance)
 
-    def _select(self, K, T, y_idx, classes):
-        "ν: the given value, or, with nu='auto', the candidate of best 3-fold cross-validated accuracy."
-        if not isinstance(self.nu, str):
-            self.nu_ = float(self.nu)
-            return
-        candidates = self._nu_candidates
-        del self._nu_candidates
-        if np.bincount(y_idx).min() < 3:           # too few samples for the folds: the middle of the range
-            self.nu_ = float(candidates[len(candidates) // 2])
-            return
-        folds = StratifiedKFold(3, shuffle=True, random_state=check_random_state(self.random_state).randint(2 ** 31))
-        accuracy = np.zeros(len(candidates))
-        for tr, te in folds.split(K, y_idx):
-            accuracy += _path_accuracy(self, K, T, y_idx, classes, tr, te, candidates)
-        self.nu_ = float(candidates[int(np.argmax(accuracy))])
+    def _select(self, K, T, weights):
+        "ν: the given value, or with nu='auto' the ν equivalent to OELM at C = 1 (`_equivalent_nu`)."
+        self.nu_ = _equivalent_nu(self, K, T, weights) if isinstance(self.nu, str) else float(self.nu)
 
     def _selected_params(self):
         return {'nu': self.nu_}
@@ -1450,12 +1465,17 @@ class _NuHooks:
 
     def _score_scale(self, rhos, K):
         # 1/rho as LIBSVM's nu-SVC; a collapsed margin (rho ~ 0, warned) is floored so that the signs stay meaningful
-        return np.maximum(rhos, _RHO_FLAT * self.nu_ * max(float(np.max(np.diag(K))), np.finfo(float).tiny))
+        return np.maximum(rhos, _RHO_FLAT * self.nu_ * max(float(np.max(np.abs(np.diag(K)))), np.finfo(float).tiny))
 
-    def _solve(self, Q, rowsum, ub, tol, max_iter, sing_tol, alpha0, quiet=False):
-        result, scale = _solve_nu(Q, rowsum, self.nu_, ub, tol, max_iter, sing_tol, alpha0)
+    def _fold_penalty(self, weights, T):
+        "ν on an internal fold: `nu_`, lowered to the fold's own feasible limit if it lies beyond."
+        return min(self.nu_, _nu_limit(weights, T, not isinstance(self.class_weight, dict)))
+
+    def _solve(self, Q, rowsum, ub, tol, max_iter, sing_tol, alpha0, quiet=False, nu=None):
+        nu = self.nu_ if nu is None else nu
+        result, scale = _solve_nu(Q, rowsum, nu, ub, tol, max_iter, sing_tol, alpha0)
         if not quiet:
-            _warn_outcome(result, scale, max_iter, type(self).__name__, self.nu_)
+            _warn_outcome(result, scale, max_iter, type(self).__name__, nu)
         return result
 
 # %% ../nbs/05_nu_oelm.ipynb #7f500fe6
@@ -1469,7 +1489,7 @@ class _BoxHooks:
     def _check_columns(self, weights, T, classes):
         _check_C(self.C)
 
-    def _select(self, K, T, y_idx, classes):
+    def _select(self, K, T, weights):
         return None
 
     def _selected_params(self):
@@ -1484,7 +1504,10 @@ class _BoxHooks:
     def _score_scale(self, rhos, K):
         return rhos
 
-    def _solve(self, Q, rowsum, ub, tol, max_iter, sing_tol, alpha0, quiet=False):
+    def _fold_penalty(self, weights, T):
+        return None
+
+    def _solve(self, Q, rowsum, ub, tol, max_iter, sing_tol, alpha0, quiet=False, nu=None):
         result = _solve_box(Q, ub, tol, max_iter, sing_tol, alpha0)
         if not quiet and result.n_iter >= max_iter:
             warnings.warn(f"{type(self).__name__} stopped at max_iter={max_iter} with KKT gap {result.kkt_gap:.3g}",
@@ -1498,36 +1521,34 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
     Parameters
     ----------
     nu : float or 'auto', default='auto'
-        ν in (0, 1]: bounds the fraction of margin errors from above and of support vectors from below; at most
-        twice the smaller class share of each column (LIBSVM's `NuSVC` rule; a dict `class_weight`: the box only).
-        'auto': 3-fold cross-validation over 0.1, 0.2, 0.3, 0.5, 0.8 times the largest feasible ν (`nu_`).
-    kernel : str or callable, default='asymptotic'
-        'asymptotic' (Frénay & Verleysen's erf kernel of infinitely many nodes), 'elm' ($HH^\\top$ of `n_hidden`
-        random nodes, not divided by L), a name of `kelm_nb.core.KERNELS`, a callable or 'precomputed'.
-    n_hidden : int, default=1000
-        Hidden nodes L of kernel='elm'.
-    activation : str or callable, default='sigmoid'
-        Hidden-node function of kernel='elm': a name of `kelm_nb.core.ACTIVATIONS` or a callable.
-    weight_range : 'auto' or (float, float), default='auto'
-        Uniform hidden weights; 'auto' is $\\pm\\sqrt{3/d}$ (the paper: (-1, 1) on inputs scaled to [0, 1]).
-    bias_range : (float, float), default=(-1.0, 1.0)
-        Uniform hidden biases (the paper: (0, 1)).
-    center : bool, default=True
-        Centre the hidden features on their training mean (kernel='elm'): an implicit bias.
+        ν in (0, 1] bounds the fractions of margin errors (above) and support vectors (below); at most twice the
+        smaller class share of a column (LIBSVM's rule; a dict `class_weight`: the box only). 'auto' (`nu_`): the ν
+        where the solution is `OELMClassifier`'s at C = 1 (`SVC()`'s C; several columns: the mean of their ν).
+    kernel : str or callable, default='rbf'
+        'rbf' (`SVC`'s default), 'asymptotic' (Frénay & Verleysen's erf kernel of infinitely many nodes), 'elm'
+        ($HH^\\top$ of `n_hidden` random nodes, not divided by L: the paper's), a name of `kelm_nb.core.KERNELS`, a
+        callable or 'precomputed' (indefinite ones as SVC: finite scores, the negative margin warned).
+    n_hidden, activation, weight_range, bias_range, center : kernel='elm' only
+        L hidden nodes (default 1000) of `activation` (a name of `kelm_nb.core.ACTIVATIONS` or a callable; default
+        'sigmoid'), uniform weights in `weight_range` ('auto', the default: $\\pm\\sqrt{3/d}$; the paper: (-1, 1) on
+        inputs in [0, 1]) and biases in `bias_range` (default (-1.0, 1.0); the paper: (0, 1)); `center` (default
+        True) subtracts the training mean of the hidden features.
     ridge : float, default=0.0
         Adds ridge·mean(diag K) to the diagonal of K: a unique optimum when the margin collapses (1e-8 is enough).
-    gamma : float or None, default=None
-        Coefficient of the registry kernels 'rbf', 'laplacian', 'poly'; None is 1 / n_features.
+    intercept_scaling : float, default=1.0
+        A regularised bias (LIBLINEAR's): its square added to K, b = its square times Σ dual_coef_; 0: the paper's.
+    gamma : float, 'scale' or None, default='scale'
+        Coefficient of 'rbf', 'laplacian', 'poly': 'scale' (`SVC`'s) is 1 / (n_features X.var()), None 1 / n_features.
     kernel_params : dict or None, default=None
         Further keyword arguments of the kernel (e.g. `{'sigma_w': 1.0}` for 'asymptotic').
     class_weight : dict, 'balanced' or None, default=None
         Multiplies each sample's upper bound; 'balanced' gives each side of every column half the total weight.
-    probability : bool, default=False
-        Platt's sigmoids on 5-fold cross-validated scores (five more fits) for `predict_proba`.
-    tol : float, default=1e-8
-        Stopping tolerance of the active-set solver (see `nu_oelm_active_set`).
-    max_iter : int or None, default=None
-        Active-set steps per column; None is max(10000, 100 N).
+    probability : bool, default=True
+        `predict_proba` from a sigmoid calibration of out-of-fold scores (5 internal folds on blocks of K: 2.6-4x
+        the fit time measured); its arg-max may differ from `predict` near the boundary (as SVC's). False skips it.
+    tol, max_iter : float in (0, 1), default=1e-8; int or None, default=None
+        The active-set solver's stopping tolerance (see `nu_oelm_active_set`, `oelm_active_set`) and steps per
+        column (None: max(10000, 100 N)).
     warm_start : bool, default=False
         Start each column from the previous fit's solution (a sweep over ν on the same data).
     random_state : int, RandomState or None, default=None
@@ -1536,8 +1557,9 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
     Attributes
     ----------
     classes_, support_, n_support_, support_vectors_, dual_coef_, alpha_, rho_, nu_ : as in `SVC`, per column
-        (dual_coef_ is $\\alpha_i t_i/\\rho$; nu_ the ν used); kernel='elm' adds coef_ (β/ρ, no kernel at predict),
-        intercept_, h_mean_, hidden_layer_; n_iter_, dual_objective_, kkt_gap_ and Platt's probA_, probB_ too.
+        (dual_coef_ is $\\alpha_i t_i/\\rho$; nu_ the ν used), intercept_ (the bias b); kernel='elm' adds coef_
+        (β/ρ, no kernel at predict; intercept_ then also holds $-\\bar h^\\top\\beta$), h_mean_, hidden_layer_;
+        n_iter_, dual_objective_, kkt_gap_ and calibration_ too.
 
     Examples
     --------
@@ -1548,9 +1570,10 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
     >>> bool(model.nu_ <= 2 / 3), bool(model.score(scale(X), y) > 0.9)
     (True, True)
     """
-    def __init__(self, nu='auto', kernel='asymptotic', n_hidden=1000, activation='sigmoid', weight_range='auto',
-                 bias_range=(-1.0, 1.0), center=True, ridge=0.0, gamma=None, kernel_params=None, class_weight=None,
-                 probability=False, tol=1e-8, max_iter=None, warm_start=False, random_state=None):
+    def __init__(self, nu='auto', kernel='rbf', n_hidden=1000, activation='sigmoid', weight_range='auto',
+                 bias_range=(-1.0, 1.0), center=True, ridge=0.0, intercept_scaling=1.0, gamma='scale',
+                 kernel_params=None, class_weight=None, probability=True, tol=1e-8, max_iter=None, warm_start=False,
+                 random_state=None):
         _store_params(self, locals())
 
 # %% ../nbs/05_nu_oelm.ipynb #c31a86dd
@@ -1562,32 +1585,28 @@ class OELMClassifier(_BoxHooks, _OELMBase):
     C : float, default=1.0
         The penalty of eq. 5 (the box $0 \\le \\alpha_i \\le C$, times `class_weight`); the ELM kernel is not divided
         by L, so C's scale depends on `n_hidden`.
-    kernel : str or callable, default='asymptotic'
-        'asymptotic', 'elm', a name of `kelm_nb.core.KERNELS`, a callable or 'precomputed' (as `NuOELMClassifier`).
-    n_hidden : int, default=1000
-        Hidden nodes L of kernel='elm'.
-    activation : str or callable, default='sigmoid'
-        Hidden-node function of kernel='elm': a name of `kelm_nb.core.ACTIVATIONS` or a callable.
-    weight_range : 'auto' or (float, float), default='auto'
-        Uniform hidden weights; 'auto' is $\\pm\\sqrt{3/d}$.
-    bias_range : (float, float), default=(-1.0, 1.0)
-        Uniform hidden biases.
-    center : bool, default=True
-        Centre the hidden features on their training mean (kernel='elm').
+    kernel : str or callable, default='rbf'
+        'rbf' (`SVC`'s default), 'asymptotic', 'elm', a name of `kelm_nb.core.KERNELS`, a callable or 'precomputed'.
+    n_hidden, activation, weight_range, bias_range, center : kernel='elm' only
+        L hidden nodes (default 1000) of `activation` (a name of `kelm_nb.core.ACTIVATIONS` or a callable; default
+        'sigmoid'), uniform weights in `weight_range` ('auto', the default: $\\pm\\sqrt{3/d}$; the paper: (-1, 1) on
+        inputs in [0, 1]) and biases in `bias_range` (default (-1.0, 1.0); the paper: (0, 1)); `center` (default
+        True) subtracts the training mean of the hidden features.
     ridge : float, default=0.0
         Adds ridge·mean(diag K) to the diagonal of K.
-    gamma : float or None, default=None
-        Coefficient of the registry kernels 'rbf', 'laplacian', 'poly'; None is 1 / n_features.
+    intercept_scaling : float, default=1.0
+        A regularised bias (LIBLINEAR's): its square added to K, b = its square times Σ dual_coef_; 0: the paper's.
+    gamma : float, 'scale' or None, default='scale'
+        Coefficient of 'rbf', 'laplacian', 'poly': 'scale' (`SVC`'s) is 1 / (n_features X.var()), None 1 / n_features.
     kernel_params : dict or None, default=None
         Further keyword arguments of the kernel.
     class_weight : dict, 'balanced' or None, default=None
         Multiplies each sample's upper bound C; 'balanced' gives each side of every column half the total weight.
-    probability : bool, default=False
-        Platt's sigmoids on 5-fold cross-validated scores for `predict_proba`.
-    tol : float, default=1e-8
-        Stop when no violation of the box KKT conditions exceeds `tol` (see `oelm_active_set`).
-    max_iter : int or None, default=None
-        Active-set steps per column; None is max(10000, 100 N).
+    probability : bool, default=True
+        `predict_proba` on out-of-fold scores (as `NuOELMClassifier`; 3-4x the fit time); False skips it.
+    tol, max_iter : float in (0, 1), default=1e-8; int or None, default=None
+        The active-set solver's stopping tolerance (see `nu_oelm_active_set`, `oelm_active_set`) and steps per
+        column (None: max(10000, 100 N)).
     warm_start : bool, default=False
         Start each column from the previous fit's solution (a sweep over C on the same data).
     random_state : int, RandomState or None, default=None
@@ -1596,8 +1615,8 @@ class OELMClassifier(_BoxHooks, _OELMBase):
     Attributes
     ----------
     classes_, support_, n_support_, support_vectors_, dual_coef_, alpha_, rho_ : as in `SVC`, per column
-        (dual_coef_ is $\\alpha_i t_i$, rho_ = 1); kernel='elm' adds coef_ (β, no kernel at predict), intercept_,
-        h_mean_, hidden_layer_; n_iter_, dual_objective_, kkt_gap_ and Platt's probA_, probB_ too.
+        (dual_coef_ is $\\alpha_i t_i$, rho_ = 1), intercept_ (the bias b); kernel='elm' adds coef_ (β),
+        h_mean_, hidden_layer_; n_iter_, dual_objective_, kkt_gap_ and calibration_ too.
 
     Examples
     --------
@@ -1609,7 +1628,8 @@ class OELMClassifier(_BoxHooks, _OELMBase):
     >>> bool(clf.score(X[1::2], y[1::2]) > 0.9), clf.dual_coef_.shape[0]
     (True, 1)
     """
-    def __init__(self, C=1.0, kernel='asymptotic', n_hidden=1000, activation='sigmoid', weight_range='auto',
-                 bias_range=(-1.0, 1.0), center=True, ridge=0.0, gamma=None, kernel_params=None, class_weight=None,
-                 probability=False, tol=1e-8, max_iter=None, warm_start=False, random_state=None):
+    def __init__(self, C=1.0, kernel='rbf', n_hidden=1000, activation='sigmoid', weight_range='auto',
+                 bias_range=(-1.0, 1.0), center=True, ridge=0.0, intercept_scaling=1.0, gamma='scale',
+                 kernel_params=None, class_weight=None, probability=True, tol=1e-8, max_iter=None, warm_start=False,
+                 random_state=None):
         _store_params(self, locals())

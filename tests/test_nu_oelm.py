@@ -151,14 +151,29 @@ def test_bad_input():
         oelm_active_set(Q, 1.0, max_iter=0)
 
 
-_NO_BIAS = ("no bias: on the check's very noisy blobs the kernel between points nearly vanishes (K ~ I), so "
-            "class weights cannot shift the decision as SVC's bias does (56-86 % of class 0 predicted, 87 % required)")
+_PROBA_ARGMAX = ("probabilities are calibrated on out-of-fold scores (as SVC(probability=True)): their arg-max may "
+                 "differ from predict near the boundary (under 5 % of the points, see "
+                 "test_proba_argmax_may_differ_from_predict); the probability=False variants run this check in full")
+
+
+def _expected_failures(est):
+    """check_classifiers_train asks arg-max predict_proba == predict, which calibration does not promise (with
+    probability=True); check_class_weight_classifiers passes on every variant (the regularised bias)."""
+    failures = {}
+    if est.probability:
+        failures['check_classifiers_train'] = _PROBA_ARGMAX
+        if est.kernel == 'precomputed':
+            failures['check_decision_proba_consistency'] = (
+                "the check fits a kernel='precomputed' estimator on an (80, 4) feature matrix (it builds no Gram "
+                "matrix); SVC(kernel='precomputed', probability=True) fails it the same way")
+    return failures
 
 
 @parametrize_with_checks([NuOELMClassifier(), OELMClassifier(),
+                          NuOELMClassifier(probability=False), OELMClassifier(probability=False),
                           NuOELMClassifier(kernel='precomputed'), OELMClassifier(kernel='precomputed'),
                           NuOELMClassifier(nu=0.3, kernel='elm', n_hidden=60, random_state=0)],
-                         expected_failed_checks=lambda est: {'check_class_weight_classifiers': _NO_BIAS})
+                         expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     "scikit-learn's estimator checks on the default constructors, the precomputed variants and the paper's kernel."
     with warnings.catch_warnings():
@@ -191,21 +206,27 @@ def _data(seed=0, n=120):
 def test_classifier_matches_solver_and_precomputed(dtype):
     X, y = _data()
     X = X.astype(dtype)
-    clf = NuOELMClassifier(nu=0.5, kernel='elm', n_hidden=100, center=False, random_state=0).fit(X, y)
+    clf = NuOELMClassifier(nu=0.5, kernel='elm', n_hidden=100, center=False, intercept_scaling=0.0,
+                           random_state=0).fit(X, y)                          # the paper's model: no bias
     t = np.where(y == clf.classes_[1], 1.0, -1.0)
     H = clf.hidden_layer_.transform(X.astype(np.float64))
     r = nu_oelm_active_set(t[:, None] * (H @ H.T) * t[None, :], 0.5)
     np.testing.assert_allclose(clf.alpha_, r.alpha, atol=1e-12)
     assert clf.score(X, y) > 0.8
-    pre = NuOELMClassifier(nu=0.5, kernel='precomputed').fit(H @ H.T, y)
+    pre = NuOELMClassifier(nu=0.5, kernel='precomputed', intercept_scaling=0.0).fit(H @ H.T, y)
     np.testing.assert_allclose(pre.decision_function(H @ H.T), clf.decision_function(X), rtol=1e-6, atol=1e-6)
+    # with the bias (intercept_scaling=1) the solver sees K + 1 and the scores gain b = sum(dual_coef_)
+    b = NuOELMClassifier(nu=0.5, kernel='elm', n_hidden=100, center=False, random_state=0).fit(X, y)
+    rb = nu_oelm_active_set(t[:, None] * (H @ H.T + 1.0) * t[None, :], 0.5)
+    np.testing.assert_allclose(b.alpha_, rb.alpha, atol=1e-12)
+    np.testing.assert_allclose(b.intercept_, b.dual_coef_.sum(axis=1), rtol=1e-12)
     assert np.array_equal(np.sort(clf.support_), np.flatnonzero(clf.alpha_ > 0))    # grouped by class, as SVC
     np.testing.assert_allclose(clf.dual_objective_, 0.5 * r.alpha @ (t[:, None] * (H @ H.T) * t[None, :]) @ r.alpha,
                                rtol=1e-9)
     # callable kernel = the same Gram matrix
     layer = clf.hidden_layer_
     kern = lambda A, B: layer.transform(A) @ layer.transform(B).T
-    cal = NuOELMClassifier(nu=0.5, kernel=kern, center=False).fit(X.astype(np.float64), y)
+    cal = NuOELMClassifier(nu=0.5, kernel=kern, center=False, intercept_scaling=0.0).fit(X.astype(np.float64), y)
     np.testing.assert_allclose(cal.decision_function(X), clf.decision_function(X), rtol=1e-6, atol=1e-6)
     pickle.loads(pickle.dumps(clf)).predict(X)
 
@@ -312,7 +333,8 @@ def test_collapsed_margin_warns_with_cause_and_remedy():
 
 def test_multiclass_scores_are_divided_by_rho():
     X, y = load_iris(return_X_y=True)
-    m = NuOELMClassifier(nu=0.3, kernel='elm', n_hidden=200, center=False, random_state=0).fit(X, y)
+    m = NuOELMClassifier(nu=0.3, kernel='elm', n_hidden=200, center=False, intercept_scaling=0.0,
+                         random_state=0).fit(X, y)
     H = m.hidden_layer_.transform(X)
     raw = H @ H[m.support_].T @ (m.dual_coef_.T * m.rho_)                      # eq. 14 per column
     np.testing.assert_allclose(m.decision_function(X), raw / m.rho_, rtol=1e-9, atol=1e-9)
@@ -320,35 +342,89 @@ def test_multiclass_scores_are_divided_by_rho():
 
 
 def test_defaults_are_close_to_svc_on_bundled_sets():
-    "The default constructors within a few points of SVC() (the full table over all sets is in the notebook)."
+    "The default constructors within 3 points of SVC() (the full table over all sets is in the notebook)."
     for name in ('heart_statlog', 'pimadiabetes', 'wdbc', 'balance'):
         X, y = load_dataset(name)
         tr, te = train_test_split(np.arange(len(y)), train_size=min(400, len(y) // 2), stratify=y, random_state=0)
         ref = make_pipeline(StandardScaler(), SVC()).fit(X[tr], y[tr]).score(X[te], y[te])
         for est in (NuOELMClassifier(random_state=0), OELMClassifier(random_state=0)):
             acc = make_pipeline(StandardScaler(), est).fit(X[tr], y[tr]).score(X[te], y[te])
-            assert acc >= ref - 0.06, (name, type(est).__name__, acc, ref)
+            assert acc >= ref - 0.03, (name, type(est).__name__, acc, ref)
 
 
-def test_auto_nu_is_a_feasible_candidate():
-    Xtr, _, ytr, _ = _unbalanced()
-    m = NuOELMClassifier(random_state=0).fit(Xtr, ytr)
-    limit = 2 * np.mean(ytr == 1)
-    assert np.isclose(m.nu_ / limit, [0.1, 0.2, 0.3, 0.5, 0.8]).any()
+def test_auto_nu_is_oelm_at_C_1():
+    "nu='auto' is feasible and gives OELMClassifier()'s scores (C = 1), also on an unbalanced problem."
+    Xtr, Xte, ytr, _ = _unbalanced()
+    m = NuOELMClassifier(tol=1e-10, probability=False).fit(Xtr, ytr)
+    assert 0 < m.nu_ <= 2 * np.mean(ytr == 1)
+    ref = OELMClassifier(tol=1e-10, probability=False).fit(Xtr, ytr).decision_function(Xte)
+    np.testing.assert_allclose(m.decision_function(Xte), ref, rtol=1e-5, atol=1e-5)
     assert NuOELMClassifier(nu=0.4).fit(*load_iris(return_X_y=True)).nu_ == 0.4
 
 
-def test_predict_proba_platt():
+@pytest.mark.parametrize('Est', [NuOELMClassifier, OELMClassifier])
+def test_predict_proba_by_default(Est):
+    "Probabilities at the defaults: rows sum to one, neg_log_loss scoring works, probability=False removes them."
+    from sklearn.model_selection import cross_val_score
     X, y = load_iris(return_X_y=True)
-    m = NuOELMClassifier(nu=0.2, probability=True, random_state=0).fit(X, y)
-    P = m.predict_proba(X)
+    m = Est(nu=0.2, random_state=0) if Est is NuOELMClassifier else Est(random_state=0)
+    P = m.fit(X, y).predict_proba(X)
     assert P.shape == (150, 3) and np.allclose(P.sum(axis=1), 1) and np.all((P >= 0) & (P <= 1))
     np.testing.assert_allclose(np.log(P), m.predict_log_proba(X))
     assert np.mean(m.classes_[P.argmax(axis=1)] == y) > 0.9
-    Xb, yb = X[y > 0], y[y > 0]
-    Pb = OELMClassifier(probability=True, random_state=0).fit(Xb, yb).predict_proba(Xb)
-    assert Pb.shape == (100, 2) and np.allclose(Pb.sum(axis=1), 1)
-    assert not hasattr(NuOELMClassifier(), 'predict_proba')                    # as SVC(probability=False)
+    Xb, yb = load_dataset('ionosphere')
+    pipe = make_pipeline(StandardScaler(), Est(random_state=0))
+    loss = -cross_val_score(pipe, Xb, yb, cv=3, scoring='neg_log_loss')
+    assert np.all(np.isfinite(loss)) and loss.mean() < 0.3, loss
+    assert not hasattr(Est(probability=False), 'predict_proba')               # as SVC(probability=False)
+    assert not hasattr(Est(probability=False).fit(X, y), 'calibration_')
+
+
+def test_proba_argmax_may_differ_from_predict():
+    "As with SVC, calibrated probabilities may rank a point's predicted class second; it stays rare (measured)."
+    X, y = load_dataset('banana')
+    X = StandardScaler().fit_transform(X[:600])
+    for Est in (NuOELMClassifier, OELMClassifier):
+        m = Est(random_state=0).fit(X, y[:600])
+        differ = np.mean(m.classes_[m.predict_proba(X).argmax(axis=1)] != m.predict(X))
+        assert differ < 0.05, (Est.__name__, differ)
+
+
+@pytest.mark.parametrize('Est', [NuOELMClassifier, OELMClassifier])
+def test_non_psd_kernel_gives_finite_answers(Est):
+    """Indefinite kernels are accepted as SVC accepts them (scikit-learn's checks pass precomputed matrices with a
+    negative diagonal): a negative-definite Gram, a callable returning -1e3 everywhere, a sigmoid kernel; finite."""
+    from sklearn.metrics.pairwise import sigmoid_kernel
+    X, y = _data()
+    G = -(X @ X.T) - np.eye(len(X))
+    cases = [(Est(kernel='precomputed'), G, G), (Est(kernel=lambda A, B: np.full((len(A), len(B)), -1e3)), X, X),
+             (Est(kernel=lambda A, B: sigmoid_kernel(A, B, gamma=0.5, coef0=1.0)), X, X)]
+    for m, Xfit, Xq in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', UserWarning)                       # the ν margin is reported negative
+            m.fit(Xfit, y)
+        assert np.all(np.isfinite(m.decision_function(Xq))) and np.all(np.isfinite(m.predict_proba(Xq)))
+
+
+def test_clear_errors_and_warm_refit_on_new_size():
+    X, y = _data()
+    for Est in (NuOELMClassifier, OELMClassifier):
+        with pytest.raises(ValueError, match="'tol' parameter"):
+            Est(tol=1.0).fit(X, y)
+        with pytest.raises(ValueError, match="'gamma' parameter"):
+            Est(gamma='foo').fit(X, y)
+        with pytest.raises(ValueError, match='intercept_scaling'):
+            Est(intercept_scaling=np.inf).fit(X, y)
+        with pytest.raises(ValueError, match='intercept_scaling'):
+            Est(intercept_scaling=-1.0).fit(X, y)
+    for bad in ('foo', 0.3, None):
+        with pytest.raises(TypeError, match='nus must be a sequence'):
+            nu_oelm_path(np.eye(4), bad)
+        m = Est(warm_start=True, random_state=0).fit(X, y)
+        m.fit(X[:-7], y[:-7])                                                  # another n: a cold start, no error
+        assert m.alpha_.shape[0] == len(y) - 7
+        ref = Est(random_state=0).fit(X[:-7], y[:-7])
+        np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X), rtol=1e-6, atol=1e-8)
 
 
 def test_class_weight():
@@ -393,7 +469,8 @@ def test_stored_beta_and_query_dtypes(dtype):
     m = NuOELMClassifier(nu=0.3, kernel='elm', n_hidden=150, random_state=0).fit(X.astype(dtype), y)
     Hq = m.hidden_layer_.transform(X) - m.h_mean_
     Hs = m.hidden_layer_.transform(m.support_vectors_) - m.h_mean_
-    np.testing.assert_allclose(m.decision_function(X), Hq @ Hs.T @ m.dual_coef_.T, rtol=1e-9, atol=1e-9)
+    expansion = Hq @ Hs.T @ m.dual_coef_.T + m.dual_coef_.sum(axis=1)             # the kernel of K + 1: plus b
+    np.testing.assert_allclose(m.decision_function(X), expansion, rtol=1e-9, atol=1e-9)
     assert np.array_equal(m.predict(X.astype(np.float32)), m.predict(X.astype(np.float64)))
 
 
@@ -468,7 +545,9 @@ def test_infeasible_nu_is_an_error_and_auto_nu_finds_the_minority():
     y = np.r_[np.zeros(291), np.ones(9)]                           # 97/3: nu = 0.5 is beyond 2 * 3 %
     with pytest.raises(ValueError, match='infeasible'):
         NuOELMClassifier(nu=0.5, random_state=0).fit(X, y)
-    # the default nu='auto' chooses a feasible nu and still finds the minority class (no constant classifier)
+    # the default nu='auto' chooses a feasible nu and still predicts the minority (no constant classifier)
     model = NuOELMClassifier(random_state=0).fit(X, y)
-    assert model.nu_ <= 2 * 9 / 300
-    assert (model.predict(X)[y == 1] == 1).mean() >= 0.5
+    assert model.nu_ <= 2 * 9 / 300 * (1 + 1e-12)                            # at most the limit (rounding)
+    recall = (model.predict(X)[y == 1] == 1).mean()
+    svc_recall = (SVC().fit(X, y).predict(X)[y == 1] == 1).mean()              # 0: SVC() predicts one class here
+    assert recall > 0 and recall >= svc_recall, (recall, svc_recall)
