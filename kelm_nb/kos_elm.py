@@ -14,13 +14,15 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse
 from numba import njit
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .calibration import ProbabilityMixin, cross_validated_scores, fit_decision_calibration
 from .core import (ACTIVATIONS, IllConditionedWarning, RandomHiddenLayer, block_rows, check_memory,
                           check_positive, decode_scores, encode_labels, hidden_output, keep_state_on_error,
                           _check_lengths, _check_shape_2d, _validate_fit)
@@ -62,7 +64,10 @@ def _givens_append(R, B, H, T):
 
 # %% ../nbs/07_kos_elm.ipynb #7a2c4c2f
 def _float_2d(a, name):
-    "`a` as a finite C-contiguous float64 2-D array (a 1-D array becomes one column); a ValueError names `name`."
+    "`a` as a finite C-contiguous float64 2-D array (1-D becomes one column); a ValueError or TypeError names `name`."
+    if scipy.sparse.issparse(a):
+        raise TypeError(f"{name} must be a dense array, got a sparse {type(a).__name__}: the square-root state is "
+                        f"dense (use {name}.toarray())")
     a = np.asarray(a, dtype=np.float64)
     if a.ndim == 1:
         a = a[:, None]
@@ -331,13 +336,26 @@ def _forward(L, m, b):
 # %% ../nbs/07_kos_elm.ipynb #27bd4ce6
 @njit(cache=True, fastmath=_FM)
 def _backward(L, m, b):
-    "b[:m] <- L[:m, :m]^-T b[:m] (column-oriented on the rows of L: each step is one contiguous axpy)."
-    for j in range(m - 1, -1, -1):
+    """b[:m] <- L[:m, :m]^-T b[:m], column-oriented on the rows of L, four rows at a time: a 4 x 4 triangle solves
+    their entries, then one sweep of b[:j] subtracts the four rows' contributions (one axpy pass instead of four)."""
+    j = m - 1
+    while j >= 3:
+        L3, L2, L1, L0 = L[j], L[j - 1], L[j - 2], L[j - 3]
+        x3 = b[j] / L3[j]
+        x2 = (b[j - 1] - L3[j - 1] * x3) / L2[j - 1]
+        x1 = (b[j - 2] - L3[j - 2] * x3 - L2[j - 2] * x2) / L1[j - 2]
+        x0 = (b[j - 3] - L3[j - 3] * x3 - L2[j - 3] * x2 - L1[j - 3] * x1) / L0[j - 3]
+        b[j], b[j - 1], b[j - 2], b[j - 3] = x3, x2, x1, x0
+        for i in range(j - 3):
+            b[i] -= L3[i] * x3 + L2[i] * x2 + L1[i] * x1 + L0[i] * x0
+        j -= 4
+    while j >= 0:
         Lj = L[j]
         bj = b[j] / Lj[j]
         b[j] = bj
         for i in range(j):
             b[i] -= Lj[i] * bj
+        j -= 1
 
 # %% ../nbs/07_kos_elm.ipynb #c9a52482
 @njit(cache=True)
@@ -386,28 +404,6 @@ def _lower_matvec(W, m, v, out):
             s += Wr[j] * v[j]
         out[r] = s
 
-# %% ../nbs/07_kos_elm.ipynb #071858a9
-@njit(cache=True, fastmath=_FM)
-def _lower_tmatvec(W, m, v, out):
-    "out[:m] = W[:m, :m]' v[:m] for lower-triangular W: axpys of its rows, four rows per sweep of `out`."
-    for i in range(m):
-        out[i] = 0.0
-    c = 0
-    while c + 4 <= m:
-        W0, W1, W2, W3 = W[c], W[c + 1], W[c + 2], W[c + 3]
-        v0, v1, v2, v3 = v[c], v[c + 1], v[c + 2], v[c + 3]
-        for i in range(c + 1):
-            out[i] += W0[i] * v0 + W1[i] * v1 + W2[i] * v2 + W3[i] * v3
-        out[c + 1] += W1[c + 1] * v1 + W2[c + 1] * v2 + W3[c + 1] * v3
-        out[c + 2] += W2[c + 2] * v2 + W3[c + 2] * v3
-        out[c + 3] += W3[c + 3] * v3
-        c += 4
-    for r in range(c, m):
-        Wr = W[r]
-        vr = v[r]
-        for i in range(r + 1):
-            out[i] += Wr[i] * vr
-
 # %% ../nbs/07_kos_elm.ipynb #3e4fc10a
 # indices into `_KOSState.counts` (int64)
 _N_DICT = 0           # m, the dictionary size
@@ -436,10 +432,10 @@ class _KOSState(NamedTuple):
     """The work arrays of a KOS-ELM stream: buffers of `cap` rows, the first m = counts[_N_DICT] in use.
 
     D (cap, d): dictionary inputs, in arrival order. M (cap, cap): lower-triangular factor — L with LL' = K + I/C
-    (Table I) or LL' = Omega_D (ALD); U with U'U = (K_D + I/C)^-1 (FB, window). P (cap, cap): ALD's RLS matrix
-    (lower triangle). W (cap, cap): L^-1 of a frozen ALD dictionary. V (cap, n_out): L^-1 y (Table I), beta (ALD),
-    U y_D (FB). Yd (cap, n_out): FB's stored targets. idx (cap,): stream positions of the dictionary. pend (cap,):
-    ALD's deferred rank-one vector. alpha (cap, n_out): coefficients (FB keeps them current, the others cache them).
+    (Table I, and K_D + I/C for FB and the window) or LL' = Omega_D (ALD). P (cap, cap): ALD's RLS matrix
+    (lower triangle). W (cap, cap): L^-1 of a frozen ALD dictionary. V (cap, n_out): L^-1 y (Table I, FB), beta (ALD).
+    Yd (cap, n_out): FB's stored targets. idx (cap,): stream positions of the dictionary. pend (cap,): ALD's
+    deferred rank-one vector. alpha (cap, n_out): coefficients (FB keeps them current, the others cache them).
     diag (cap,): FB's diag(Q). work (3, cap): scratch rows (kernel row and its transforms). counts (_N_COUNTS,)
     int64 and fvals (_N_FVALS,) float64: the named counters and accumulators. Unused fields have zero rows."""
     D: np.ndarray
@@ -519,12 +515,25 @@ def _store_sample(D, idx, m, x, position):
         D[m, c] = x[c]
     idx[m] = position
 
+# %% ../nbs/07_kos_elm.ipynb #e5c1f002
+@njit(cache=True, inline='always')
+def _schur_complement(cf, ktt, s, counts):
+    """Table I's line 6, r = 1/C + k(x,x) - l'l, kept at or above max(1/C, floor |k(x,x)|): the computed l'l carries
+    rounding of a fraction of k(x,x), so a smaller r is rounding. Such r is raised to that level and counted in
+    `_N_EVENTS`; the factor's diagonal then stays clear of zero even where 1/C is below the kernel's rounding."""
+    r = cf.inv_c + ktt - s
+    low = max(cf.inv_c, cf.floor * abs(ktt))
+    if r < low:
+        r = low
+        counts[_N_EVENTS] += 1
+    return r
+
 # %% ../nbs/07_kos_elm.ipynb #becf1716
 @njit(cache=True, fastmath=_FM)
 def _table1_run(X, Y, E, state, config):
     """Table I over the batch (X, Y) with Q = (K + I/C)^-1 kept as its Cholesky factor: K + I/C = L L' (state.M).
 
-    Per sample: l = L^-1 k (line 5), r = 1/C + k(x,x) - l'l (line 6, clamped at 1/C and counted), new row
+    Per sample: l = L^-1 k (line 5), r = 1/C + k(x,x) - l'l (line 6, `_schur_complement`), new row
     [l', sqrt(r)] of L (line 7), e = y - l'v (line 8, into E[t]), v gains e / sqrt(r) (line 9; alpha = L^-T v).
     `state` is a `_KOSState` and `config` a `_KOSConfig`, both as plain tuples (numba types a tuple of arrays from
     its fast path, a NamedTuple through Python: microseconds a call); the buffers need room for m + len(X) rows."""
@@ -539,10 +548,7 @@ def _table1_run(X, Y, E, state, config):
         s = 0.0
         for i in range(m):
             s += Lm[i] * Lm[i]
-        r = cf.inv_c + ktt - s
-        if r < cf.inv_c:                   # impossible in exact arithmetic: rounding met a dependent sample
-            r = cf.inv_c
-            counts[_N_EVENTS] += 1
+        r = _schur_complement(cf, ktt, s, counts)
         sr = math.sqrt(r)
         Lm[m] = sr
         _apriori_errors(Lm, m, V, Y, E, t)
@@ -724,55 +730,34 @@ def _ald_run(X, Y, E, state, config, start):
     counts[_VERSION] += 1
     return X.shape[0]
 
-# %% ../nbs/07_kos_elm.ipynb #3b52ce11
-@njit(cache=True, fastmath=_FM)
-def _factor_products(U, m, V, alpha, diag):
-    "alpha = U'V and diag = diag(U'U) for the lower-triangular U[:m, :m], in one pass over its rows."
-    n_out = V.shape[1]
-    for i in range(m):
-        diag[i] = 0.0
-        for o in range(n_out):
-            alpha[i, o] = 0.0
-    for c in range(m):
-        Uc = U[c]
-        for i in range(c + 1):
-            u = Uc[i]
-            diag[i] += u * u
-            for o in range(n_out):
-                alpha[i, o] += u * V[c, o]
-
 # %% ../nbs/07_kos_elm.ipynb #81fd7b21
 @njit(cache=True, fastmath=_FM)
-def _drop_element(U, V, size, j):
-    """Remove element j from Q = U'U (U lower triangular, size x size): move column j last, restore the triangle by
-    Givens rotations of rows (applied to V = U Yd as well) and drop the last row and column — the new factor is that
-    of the Schur complement, i.e. of (K_D without j + I/C)^-1."""
+def _drop_element(L, V, size, j, cs, sn):
+    """Remove element j from K + I/C = L L' (L lower triangular, size x size) and keep V = L^-1 Yd: row j of L goes,
+    which leaves one superdiagonal entry in each later row; Givens rotations of adjacent columns (rotation c in
+    cs[c], sn[c]) zero them row by row, and the last column, now zero, is dropped. The result is the Cholesky factor
+    of K + I/C without row and column j; only orthogonal transformations touch L, and V gets the same rotations."""
     last = size - 1
-    for i in range(j, size):
-        Ui = U[i]
-        spike = Ui[j]
-        for c in range(j, i):
-            Ui[c] = Ui[c + 1]
-        if i < last:
-            Ui[i] = 0.0
-        Ui[last] = spike
     for i in range(j, last):
-        a, b = U[i, last], U[i + 1, last]
-        if a == 0.0:
-            continue
+        Li, Ln = L[i], L[i + 1]
+        for c in range(i + 2):                     # the next row moves up, with its entry right of the diagonal
+            Li[c] = Ln[c]
+        for c in range(j, i):                      # the rotations found on the rows above
+            x, y = Li[c], Li[c + 1]
+            Li[c] = cs[c] * x + sn[c] * y
+            Li[c + 1] = cs[c] * y - sn[c] * x
+        a, b = Li[i], Li[i + 1]
         rho = math.hypot(a, b)
-        c, s = b / rho, a / rho
-        Ui, Un = U[i], U[i + 1]
-        for col in range(i + 1):
-            x, y = Ui[col], Un[col]
-            Ui[col] = c * x - s * y
-            Un[col] = s * x + c * y
-        Ui[last] = 0.0
-        Un[last] = rho
+        if rho == 0.0:
+            cs[i], sn[i] = 1.0, 0.0
+        else:
+            cs[i], sn[i] = a / rho, b / rho
+        Li[i], Li[i + 1] = rho, 0.0
+    for c in range(j, last):
         for o in range(V.shape[1]):
-            x, y = V[i, o], V[i + 1, o]
-            V[i, o] = c * x - s * y
-            V[i + 1, o] = s * x + c * y
+            x, y = V[c, o], V[c + 1, o]
+            V[c, o] = cs[c] * x + sn[c] * y
+            V[c + 1, o] = cs[c] * y - sn[c] * x
 
 # %% ../nbs/07_kos_elm.ipynb #002af842
 @njit(cache=True)
@@ -783,19 +768,17 @@ def _delete_row(A, size, j):
 
 # %% ../nbs/07_kos_elm.ipynb #6d6961a2
 @njit(cache=True, fastmath=_FM, inline='always')
-def _fb_project(cf, D, U, counts, m, x, kbuf, lbuf, zbuf):
-    """kbuf <- k (the kernel row of x), lbuf <- l = U k, zbuf <- z = U'l = Q k (line 5); returns the Schur
-    complement r = 1/C + k(x,x) - l'l (line 6), clamped at 1/C and counted in `_N_EVENTS`."""
-    ktt = _krow(cf.kern, D, m, x, kbuf)
-    _lower_matvec(U, m, kbuf, lbuf)                     # l = U k
+def _fb_project(cf, D, L, counts, m, x, lbuf, zbuf):
+    """lbuf <- l = L^-1 k for the kernel row k of x (line 5), zbuf <- z = L^-T l = Q k; returns the Schur complement
+    r = 1/C + k(x,x) - l'l (line 6, `_schur_complement`)."""
+    ktt = _krow(cf.kern, D, m, x, lbuf)
+    _forward(L, m, lbuf)                                 # l = L^-1 k
     s = 0.0
     for i in range(m):
         s += lbuf[i] * lbuf[i]
-    r = cf.inv_c + ktt - s                                 # line 6
-    if r < cf.inv_c:
-        r = cf.inv_c
-        counts[_N_EVENTS] += 1
-    _lower_tmatvec(U, m, lbuf, zbuf)                    # z = U'l = Q k
+        zbuf[i] = lbuf[i]
+    r = _schur_complement(cf, ktt, s, counts)           # line 6
+    _backward(L, m, zbuf)                                # z = L^-T l = Q k
     return r
 
 # %% ../nbs/07_kos_elm.ipynb #0f1b6ba9
@@ -824,15 +807,15 @@ def _fb_leaving(alpha, diag, m, E, t, r, window, zbuf):
 
 # %% ../nbs/07_kos_elm.ipynb #d3bd5734
 @njit(cache=True, fastmath=_FM, inline='always')
-def _fb_append(U, V, Yd, m, Y, E, t, r, zbuf):
-    "Element m joins: U gains the row [z'/sqrt(r), -1/sqrt(r)], V the entries -E[t]/sqrt(r), Yd the targets Y[t]."
-    Um = U[m]
+def _fb_append(L, V, Yd, m, Y, E, t, r, lbuf):
+    "Element m joins: L gains the row [l', sqrt(r)] (Table I's line 7), V the entries E[t]/sqrt(r), Yd Y[t]."
+    Lm = L[m]
     sr = math.sqrt(r)
     for i in range(m):
-        Um[i] = zbuf[i] / sr
-    Um[m] = -1.0 / sr
+        Lm[i] = lbuf[i]
+    Lm[m] = sr
     for o in range(V.shape[1]):
-        V[m, o] = -E[t, o] / sr
+        V[m, o] = E[t, o] / sr
         Yd[m, o] = Y[t, o]
 
 # %% ../nbs/07_kos_elm.ipynb #1a40f149
@@ -848,15 +831,37 @@ def _fb_grow(alpha, diag, m, E, t, r, zbuf):
         diag[i] += zbuf[i] * zbuf[i] / r
     diag[m] = 1.0 / r
 
+# %% ../nbs/07_kos_elm.ipynb #f7d1a0b3
+@njit(cache=True, fastmath=_FM, inline='always')
+def _fb_downdate_diag(L, diag, size, j, qbuf):
+    """diag(Q) of the `size` elements without element j (still at slot j): q = Q e_j by two triangular solves,
+    then Q_ii - q_i^2 / q_j, the Schur complement's diagonal."""
+    for i in range(size):
+        qbuf[i] = 0.0
+    qbuf[j] = 1.0
+    _forward(L, size, qbuf)
+    _backward(L, size, qbuf)
+    h = 1.0 / qbuf[j]
+    for i in range(size):
+        diag[i] -= qbuf[i] * qbuf[i] * h
+
 # %% ../nbs/07_kos_elm.ipynb #21c8baeb
 @njit(cache=True, fastmath=_FM, inline='always')
-def _fb_remove(U, V, D, Yd, idx, alpha, diag, m, j):
-    "Element j of the m + 1 held leaves: rotated out of U and V, D, Yd and idx shifted, alpha and diag recomputed."
-    _drop_element(U, V, m + 1, j)
+def _fb_remove(L, V, D, Yd, idx, alpha, diag, m, j, work):
+    """Element j of the m + 1 held leaves: rotated out of L and V (`work` rows 0-1 hold the rotations), D, Yd, idx
+    and diag shifted, alpha = L^-T V recomputed by back substitution (row 2 of `work`)."""
+    _drop_element(L, V, m + 1, j, work[0], work[1])
     _delete_row(D, m + 1, j)
     _delete_row(Yd, m + 1, j)
     _delete_row(idx, m + 1, j)
-    _factor_products(U, m, V, alpha, diag)
+    _delete_row(diag, m + 1, j)
+    buf = work[2]
+    for o in range(V.shape[1]):
+        for i in range(m):
+            buf[i] = V[i, o]
+        _backward(L, m, buf)
+        for i in range(m):
+            alpha[i, o] = buf[i]
 
 # %% ../nbs/07_kos_elm.ipynb #c7500c7e
 @njit(cache=True, fastmath=_FM)
@@ -864,21 +869,21 @@ def _fb_run(X, Y, E, state, config):
     """FB-KOS-ELM (mode `_MODE_FB`: drop the smallest leave-one-out error, Van Vaerenbergh et al.) or sliding-window
     KRLS (`_MODE_WINDOW`: drop the oldest) over the batch (X, Y); E[t] receives the a-priori errors.
 
-    Q = (K_D + I/C)^-1 is kept as U'U with U lower triangular (state.M, an inverse Cholesky factor: no rounding can
-    make Q indefinite), V = U Yd, alpha = Q Yd = U'V and diag = diag(Q). When the new sample itself would leave (the
+    K_D + I/C = L L' is kept as its Cholesky factor (state.M; Table I's form, bounded entries at any C),
+    V = L^-1 Yd, alpha = Q Yd and diag = diag(Q) with Q = (K_D + I/C)^-1. When the new sample itself would leave (the
     common case) nothing changes: the add-then-remove pair cancels. Buffers hold `max_size` + 1 elements, in arrival
     order; fvals accumulates the targets' sum and sum of squares. `state` and `config` are a `_KOSState` and a
     `_KOSConfig` as plain tuples."""
     st, cf = _KOSState(*state), _KOSConfig(*config)
-    D, U, V, Yd, idx, alpha, diag = st.D, st.M, st.V, st.Yd, st.idx, st.alpha, st.diag
-    counts, fvals, kbuf, lbuf, zbuf = st.counts, st.fvals, st.work[0], st.work[1], st.work[2]
+    D, L, V, Yd, idx, alpha, diag = st.D, st.M, st.V, st.Yd, st.idx, st.alpha, st.diag
+    counts, fvals, work, lbuf, zbuf = st.counts, st.fvals, st.work, st.work[1], st.work[2]
     # the fields once, as locals: no tuple of arrays is held across the per-sample calls
     m, n_seen = counts[_N_DICT], counts[_N_SEEN]
     window = cf.mode == _MODE_WINDOW
     for t in range(X.shape[0]):
         x = X[t]
-        r = _fb_project(cf, D, U, counts, m, x, kbuf, lbuf, zbuf)
-        _apriori_errors(lbuf, m, V, Y, E, t)                   # k'alpha = (U k)'(U Yd)
+        r = _fb_project(cf, D, L, counts, m, x, lbuf, zbuf)
+        _apriori_errors(lbuf, m, V, Y, E, t)                   # k'alpha = (L^-1 k)'(L^-1 Yd)
         for o in range(Y.shape[1]):
             fvals[_SUM_Y] += Y[t, o]
             fvals[_SUM_Y2] += Y[t, o] * Y[t, o]
@@ -887,13 +892,15 @@ def _fb_run(X, Y, E, state, config):
             j = _fb_leaving(alpha, diag, m, E, t, r, window, zbuf)
             if j == m:                                         # the new sample leaves at once: nothing changes
                 continue
-        _fb_append(U, V, Yd, m, Y, E, t, r, zbuf)
+        _fb_append(L, V, Yd, m, Y, E, t, r, lbuf)
         _store_sample(D, idx, m, x, n_seen + t)
+        _fb_grow(alpha, diag, m, E, t, r, zbuf)
         if j == m:
-            _fb_grow(alpha, diag, m, E, t, r, zbuf)
             m += 1
         else:
-            _fb_remove(U, V, D, Yd, idx, alpha, diag, m, j)
+            if not window:
+                _fb_downdate_diag(L, diag, m + 1, j, work[0])
+            _fb_remove(L, V, D, Yd, idx, alpha, diag, m, j, work)
     counts[_N_DICT], counts[_N_SEEN] = m, n_seen + X.shape[0]
     counts[_VERSION] += 1
 
@@ -988,6 +995,46 @@ def _scores_to_proba(scores):
         Z = np.exp(S[empty] - S[empty].max(axis=1, keepdims=True))
         Q[empty], total[empty] = Z, Z.sum(axis=1, keepdims=True)
     return Q / total
+
+# %% ../nbs/07_kos_elm.ipynb #ca11b002
+_CAL_ROWS = 2000     # the stream's last (score or input, label) pairs kept for calibrating predict_proba
+
+
+def _new_record(width):
+    "An empty ring buffer of `_CAL_ROWS` rows of `width` values and their class indices."
+    return {'rows': np.zeros((_CAL_ROWS, width)), 'labels': np.zeros(_CAL_ROWS, np.int64), 'n': 0, 'fitted': -1,
+            'model': None}
+
+
+def _record_rows(rec, rows, T):
+    "Append `rows` (n, width) and the class indices of their ±1 targets T (n, k) to the ring buffer `rec`, in place."
+    n = rows.shape[0]
+    if n == 1:                                       # the single-row stream: no index arrays
+        i = rec['n'] % _CAL_ROWS
+        rec['rows'][i] = rows[0]
+        rec['labels'][i] = T[0, 0] > 0 if T.shape[1] == 1 else T[0].argmax()
+    else:
+        keep = min(n, _CAL_ROWS)
+        idx = (rec['n'] + n - keep + np.arange(keep)) % _CAL_ROWS
+        rec['rows'][idx] = rows[n - keep:]
+        rec['labels'][idx] = (T[n - keep:, 0] > 0) if T.shape[1] == 1 else T[n - keep:].argmax(1)
+    rec['n'] += n
+
+# %% ../nbs/07_kos_elm.ipynb #ca11b004
+def _calibrator(est):
+    """The sigmoid calibrator of out-of-sample scores of `est`'s recorded rows (`est._calibration_scores`),
+    refitted when the stream has moved since; None while the record holds fewer than two samples of some class."""
+    rec = est._record
+    if rec['fitted'] != rec['n']:
+        k = min(rec['n'], _CAL_ROWS)
+        labels, model = rec['labels'][:k], None
+        n_cols = len(est.classes_)
+        if np.bincount(labels, minlength=n_cols).min() >= 2:
+            scores = est._calibration_scores(rec['rows'][:k], labels)
+            if np.isfinite(scores).all():
+                model = fit_decision_calibration(scores, est.classes_[labels], est.classes_)
+        rec['model'], rec['fitted'] = model, rec['n']
+    return rec['model']
 
 # %% ../nbs/07_kos_elm.ipynb #9b19a620
 def _forget(est):
@@ -1134,9 +1181,36 @@ def _later_classification_batch(est, X, y, classes):
         Xl, y = _validate_batch(est, X, y, False, y_numeric=False)
     return Xl, _encode_with_classes(y, est.classes_)
 
+# %% ../nbs/07_kos_elm.ipynb #ca11b009
+class _StreamProbabilities(ProbabilityMixin):
+    "Calibrated `predict_proba` (and `predict_log_proba`) of the streaming classifiers, from `_calibrator`."
+
+    def predict_proba(self, X):
+        """Class probabilities: scikit-learn's sigmoid calibration of the scores, fitted on the stream's last
+        out-of-sample scores (see `_calibrator`); near the boundary the most probable class can differ from
+        `predict`, as with `SVC`. While some class has fewer than two recorded samples, the clipped least-squares
+        estimates of `_scores_to_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        s = self.decision_function(X)
+        cal = _calibrator(self)
+        return _scores_to_proba(s) if cal is None else cal.predict_proba(s.reshape(len(s), -1))
+
+    @property
+    def calibration_(self):
+        _check_fitted(self)
+        return _calibrator(self)
+
 # %% ../nbs/07_kos_elm.ipynb #a3ed126a
-class _ClassifierOutputs(ClassifierMixin):
-    "`decision_function`, `predict` and `predict_proba` from one-vs-all ±1 least-squares scores."
+class _ClassifierOutputs(_StreamProbabilities, ClassifierMixin):
+    "`decision_function`, `predict` and calibrated `predict_proba` from one-vs-all ±1 least-squares scores."
 
     def decision_function(self, X):
         """One-vs-all scores: shape (n_samples,) for two classes (positive means `classes_[1]`), else
@@ -1166,29 +1240,26 @@ class _ClassifierOutputs(ClassifierMixin):
         """
         return decode_scores(self.decision_function(X), self.classes_)
 
-    def predict_proba(self, X):
-        """Class probabilities: the least-squares estimates $(s_c + 1)/2$ of $P(c|x)$, clipped at zero and
-        normalised (see `_scores_to_proba`); the most probable class is the predicted one.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-        """
-        return _scores_to_proba(self.decision_function(X))
-
-# %% ../nbs/07_kos_elm.ipynb #b6ab0624
-class _StreamClassifierMixin(_ClassifierOutputs):
-    "`fit` and `partial_fit(classes=)` of the streaming classifiers, on one-vs-all ±1 targets."
+# %% ../nbs/07_kos_elm.ipynb #ca11b00a
+class _LabelledStream(_ClassifierOutputs):
+    "A classifier's stream: started with its classes, every batch learnt and recorded for the calibrator."
 
     def _start_labelled(self, X, T, classes):
         self._y_1d = False
         self._begin_stream(X, T)
         self.classes_ = classes
-        return self._learn(X, T)
+        self._record = _new_record(X.shape[1])
+        return self._learned(X, T)
+
+    def _learned(self, X, T):
+        "Learn the batch, then record its inputs and labels for the calibrator."
+        E = self._learn(X, T)
+        _record_rows(self._record, X, T)
+        return E
+
+# %% ../nbs/07_kos_elm.ipynb #b6ab0624
+class _StreamClassifierMixin(_LabelledStream):
+    "`fit` and `partial_fit(classes=)` of the streaming classifiers, on one-vs-all ±1 targets."
 
     @keep_state_on_error
     def _fit_batch(self, X, y):
@@ -1200,7 +1271,7 @@ class _StreamClassifierMixin(_ClassifierOutputs):
     @keep_state_on_error
     def _partial_batch(self, X, y, classes):
         if self._started():
-            return self._learn(*_later_classification_batch(self, X, y, classes))
+            return self._learned(*_later_classification_batch(self, X, y, classes))
         classes = _check_classes(classes)
         X, y = _validate_batch(self, X, y, True, y_numeric=False)
         return self._start_labelled(X, _encode_with_classes(y, classes), classes)
@@ -1428,6 +1499,18 @@ class OSELMRegressor(_StreamRegressorMixin, _OSELMBase):
     (300, True)
     """
 
+# %% ../nbs/07_kos_elm.ipynb #ca11b006
+def _oselm_loo_scores(est, X, labels):
+    """Closed-form leave-one-out scores of the OS-ELM readout at the rows X (all in the model) with class indices
+    `labels`: (s - h t) / (1 - h), h = ||R^-T f||^2 the leverage of the design row f, t its ±1 targets."""
+    st, k = est._state, est._n_outputs
+    F = _oselm_features(est, X, True)
+    S = F @ est._beta()
+    W = scipy.linalg.solve_triangular(st['R'], F.T, trans='T', check_finite=False)
+    h = np.minimum(np.einsum('ij,ij->j', W, W), 1.0 - 1e-12)[:, None]
+    T = np.where(labels[:, None] == (np.arange(k) if k > 1 else np.ones(1, np.int64)), 1.0, -1.0)
+    return (S - h * T) / (1.0 - h)
+
 # %% ../nbs/07_kos_elm.ipynb #57fccda0
 class OSELMClassifier(_StreamClassifierMixin, _OSELMBase):
     """OS-ELM classifier: ridge OS-ELM on one-vs-all ±1 targets (one column for two classes), equal to
@@ -1462,6 +1545,8 @@ class OSELMClassifier(_StreamClassifierMixin, _OSELMBase):
     (True, (1, 3))
     """
     _AUTO_HIDDEN = 1000    # the core ELMClassifier's default
+
+    _calibration_scores = _oselm_loo_scores
 
 # %% ../nbs/07_kos_elm.ipynb #b32ea984
 def _check_kos_combination(est):
@@ -1767,6 +1852,12 @@ class KOSELMClassifier(_StreamClassifierMixin, _KOSELMAttributes, _KOSELMBase):
     >>> bool(clf.score(X, y) > 0.95), clf.predict_proba(X[:2]).shape
     (True, (2, 2))
     """
+
+    def _calibration_scores(self, rows, labels):
+        "Scores of the recorded rows on 5 internal folds (a clone of this model on each)."
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            return cross_validated_scores(clone(self), rows, self.classes_[labels], n_folds=5, random_state=0)
 
 # %% ../nbs/07_kos_elm.ipynb #ce9761c5
 def prequential_errors(estimator, X, y, batch_size=1):
