@@ -65,3 +65,14 @@ def test_reproduce_quick_returns_tables_and_labelled_figures():
     from kelm_nb.experiments import Table
     items = reproduce()
     assert all(isinstance(i, Table) or i.get_label().startswith('fig') for i in items)
+
+
+def test_table4_cells_state_their_count_and_mode():
+    "A model with one feasible split prints `n = 1`, never a spread of 0; the title names the quick mode."
+    from kelm_nb.papers.ding2017 import UCI_MODELS, table4
+    ok = np.array([[80.0, 0.1, 10.0], [82.0, 0.1, 10.0]])
+    one = np.array([[80.0, 0.1, 10.0], [np.nan, np.nan, np.nan]])
+    t = table4({'sonar': {m: (one if m == 'OELM' else ok) for m in UCI_MODELS}})
+    text = str(t)
+    assert 'quick mode: mean ± std over 2 random splits' in t.title and '80 (n = 1)' in text
+    assert '81 ± 1' in text and '± 0 ' not in text

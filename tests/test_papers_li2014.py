@@ -25,3 +25,18 @@ def test_papers_modules_never_import_pandas_at_top_level(module):
     top = {a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names}
     top |= {n.module for n in tree.body if isinstance(n, ast.ImportFrom) and n.module}
     assert 'pandas' not in top
+
+
+def _fake_raw(n_splits):
+    "A `run_table2_3` result for Thyroid with every method at 95 % (+ the split index) in 0.1 s."
+    keys = {'mkl', 'meb', 'sk', 'elm'} | {k for k, _ in L.MKL_HELP_METHODS}
+    return {'thyroid': [{k: {'tsa': 95.0 + s, 'time': 0.1} for k in keys} for s in range(n_splits)]}
+
+
+@pytest.mark.parametrize('make', [L.table2, L.mkl_help_table])
+def test_one_split_prints_n_1_and_says_quick(make):
+    one, two = make(_fake_raw(1)), make(_fake_raw(2))
+    assert 'quick mode: one random split per set' in one.title and '(n = 1)' in str(one)
+    assert '± 0 ' not in str(one) and '± nan' not in str(one)
+    assert 'quick mode: mean ± sd over 2 random splits' in two.title and '95.5 ± 0.7071' in str(two)
+    assert 'full protocol' in make(_fake_raw(20)).title

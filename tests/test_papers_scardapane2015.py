@@ -72,3 +72,13 @@ def test_bench_cases_quick(name):
     else:
         assert r['nrmse_ratio'] < 1.05 and r['paper_delta_nrmse_ratio'] > r['nrmse_ratio']
         assert r['dictionary'] < r['n_train']
+
+
+def test_method_table_cells_carry_their_count_and_mode():
+    res = {m: {'score': np.array([[0.9, 0.92, 0.94]]), 'time': np.array([[0.1, 0.1, 0.1]]),
+               'dict': np.full((1, 3), np.nan)} for m in paper.METHODS}
+    res['_meta'] = dict(dataset='wdbc', n_folds=3, n_runs=1, n_samples=569, classification=True, reading='ours')
+    t = paper._method_table('wdbc', res, 'quick')
+    assert '[quick: 569 samples, 3-fold x 1 run(s)]' in t.title
+    rec = t.records()[0]
+    assert rec['ours_n'] == 3 and rec['ours'] == pytest.approx(0.92) and rec['ours_spread'] == pytest.approx(0.02)

@@ -199,6 +199,18 @@ def gaussian_trial(trial, model, full=False, random_state=0):
     return {'acc': 100 * np.mean(fitted.predict(Xte) == yte), 'fit_s': t2 - t1, 'total_s': t2 - t0,
             'params': search.best_params_}
 
+# %% ../../nbs/papers/05_ding2017.ipynb #5507cd50
+def _mean_std(values):
+    "`(mean, std, n)` of the finite values for a table cell; None where there is none."
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    return (float(v.mean()), float(v.std()), int(v.size)) if v.size else None
+
+# %% ../../nbs/papers/05_ding2017.ipynb #2b11f94a
+def _mode(full):
+    "The protocol a table's title names."
+    return 'full protocol' if full else 'quick mode'
+
 # %% ../../nbs/papers/05_ding2017.ipynb #d4f32c61
 def fig2_table(n_trials=3, full=False, random_state=0, n_jobs=1):
     """Fig. 2 / Table 1 over `n_trials` draws: mean accuracy, final fit time and total time (search + fit) of the four
@@ -223,7 +235,9 @@ def fig2_table(n_trials=3, full=False, random_state=0, n_jobs=1):
     tasks = [(trial, m, full, random_state) for trial in range(n_trials) for m in MODELS]
     out = run_tasks(gaussian_trial, tasks, n_jobs=n_jobs, desc='Fig. 2 trials')
     t = ReproductionTable(f'Fig. 2 / Table 1: two Gaussians (SVM-KM generator, σ = 0.5, Bayes accuracy '
-                          f'{100 * bayes_accuracy():.1f} %), {n_trials} trials',
+                          f'{100 * bayes_accuracy():.1f} %) [{_mode(full)}: {n_trials} trials, '
+                          f'{"the grids of Section 5.1, 5-fold CV" if full else "coarse grids, 3-fold CV"}; '
+                          'mean ± std]',
                           columns=('paper_total_s', 'total_s', 'fit_s', 'accuracy'),
                           compare=('total_s', 'paper_total_s'),
                           note='paper: Fig. 2 gives accuracies only as a plot (about 86-89 %); Table 1 the total '
@@ -233,7 +247,7 @@ def fig2_table(n_trials=3, full=False, random_state=0, n_jobs=1):
         rows = [o for (_, mm, _, _), o in zip(tasks, out) if mm == m]
         acc = np.array([r['acc'] for r in rows])
         t.add(m, paper_total_s=PAPER_TABLE1[m], total_s=float(np.mean([r['total_s'] for r in rows])),
-              fit_s=float(np.mean([r['fit_s'] for r in rows])), accuracy=(float(acc.mean()), float(acc.std())))
+              fit_s=float(np.mean([r['fit_s'] for r in rows])), accuracy=_mean_std(acc))
     return t
 
 # %% ../../nbs/papers/05_ding2017.ipynb #c6a26bc2
@@ -300,7 +314,8 @@ def fig3_table(nodes, n_hidden):
     --------
     >>> fig3_table(node_type_errors(n_hidden=100), 100)    # doctest: +SKIP
     """
-    t = ReproductionTable(f'Fig. 3: ν-OELM (ν = 0.5, L = {n_hidden}) test errors of 900 by hidden-node type',
+    t = ReproductionTable(f'Fig. 3: ν-OELM (ν = 0.5, L = {n_hidden}) test errors of 900 by hidden-node type '
+                          f'[{_mode(n_hidden >= 2000)}: one draw]',
                           columns=('paper', 'ours', 'n_sv'),
                           note='one draw each; the Bayes rule makes about 110 errors of 900 on this generator')
     for act, r in nodes.items():
@@ -419,13 +434,14 @@ def fig4_table(n_draws=10, n_hidden=2000, random_state=0, n_jobs=1):
     """
     out = run_tasks(nu_sweep_draw, [(random_state + d, tuple(PAPER_FIG4_ACC), n_hidden) for d in range(n_draws)],
                     n_jobs=n_jobs, desc='Fig. 4 draws')
-    t = ReproductionTable(f'Fig. 4: ν-OELM (sigmoid, L = {n_hidden}, uncentred) test accuracy % along ν, '
-                          f'{n_draws} draws', columns=('paper', 'ours', 'sv_frac', 'bound_frac', 'collapsed_draws'),
+    t = ReproductionTable(f'Fig. 4: ν-OELM (sigmoid, L = {n_hidden}, uncentred) test accuracy % along ν '
+                          f'[{_mode(n_draws >= 10 and n_hidden >= 2000)}: {n_draws} draws, mean ± std]',
+                          columns=('paper', 'ours', 'sv_frac', 'bound_frac', 'collapsed_draws'),
                           note='collapsed_draws: draws whose margin collapsed (ρ ≤ 1e-7 of its scale; the solver '
                                'warns): there any point of a flat optimal face is optimal')
     for nu in PAPER_FIG4_ACC:
         acc = np.array([o[nu]['acc'] for o in out])
-        t.add(f'nu={nu}', paper=PAPER_FIG4_ACC[nu], ours=(float(acc.mean()), float(acc.std())),
+        t.add(f'nu={nu}', paper=PAPER_FIG4_ACC[nu], ours=_mean_std(acc),
               sv_frac=float(np.mean([o[nu]['sv_frac'] for o in out])),
               bound_frac=float(np.mean([o[nu]['bound_frac'] for o in out])),
               collapsed_draws=int(sum(o[nu]['rho_rel'] <= 1e-7 for o in out)))
@@ -533,7 +549,7 @@ def nu_one_table(draws=5, n_hidden=1000, random_state=0):
     'N_pos_minus_N_neg'
     """
     t = Table(f'Why ν = 1 can classify at chance: mean over {draws} draws of the ν = 1 scores f(x) split into '
-              f'a constant and a class-separating part (L = {n_hidden})',
+              f'a constant and a class-separating part (L = {n_hidden}) [{_mode(draws >= 5 and n_hidden >= 2000)}]',
               columns=('N_pos_minus_N_neg', 'mean_sq_norm_h', 'constant', 'separating_std', 'accuracy'),
               note='N_pos_minus_N_neg: mean |N+ - N-| of the training classes')
     for prep in ('paper', 'previous', 'previous, centred'):
@@ -572,7 +588,8 @@ def degenerate_table(draws=10, n_hidden=2000, ridges=(0.0, 1e-8, 1e-6, 1e-4), ra
     H, _, _, _ = _paper_problem(random_state, n_hidden)
     rank, size = _numerical_rank(H @ H.T)
     t = Table(f'ν = 0.1 on the two Gaussians (L = {n_hidden}, {draws} draws): K has {rank} eigenvalues above 1e-7 of '
-              f'the largest (of {size}), so a feasible α with Qα ≈ 0 exists and the margin collapses',
+              f'the largest (of {size}), so a feasible α with Qα ≈ 0 exists and the margin collapses '
+              f'[{_mode(draws >= 10 and n_hidden >= 2000)}; accuracy: mean ± std]',
               columns=('accuracy', 'collapsed_draws', 'rho_rel_median'),
               note='ridge: added to diag K relative to its mean (NuOELMClassifier(ridge=...)); rho_rel: ρ / (ν max '
                    'diag K); paper: 83.67 %')
@@ -581,7 +598,7 @@ def degenerate_table(draws=10, n_hidden=2000, ridges=(0.0, 1e-8, 1e-6, 1e-4), ra
                         n_jobs=n_jobs, desc='nu = 0.1 draws')
         acc = np.array([o[0.1]['acc'] for o in out])
         rho = np.array([o[0.1]['rho_rel'] for o in out])
-        t.add(f'ridge={ridge:g}', accuracy=(float(acc.mean()), float(acc.std())),
+        t.add(f'ridge={ridge:g}', accuracy=_mean_std(acc),
               collapsed_draws=int(np.sum(rho <= 1e-7)), rho_rel_median=float(np.median(rho)))
     return t
 
@@ -729,7 +746,9 @@ def table4(results):
     --------
     >>> table4(uci_results(2, datasets=['sonar']))   # doctest: +SKIP
     """
-    t = ReproductionTable('Table 4: test accuracy % (mean, std over random splits of the paper\'s training size)',
+    n = len(next(iter(next(iter(results.values())).values())))
+    t = ReproductionTable(f'Table 4: test accuracy % at the paper\'s training size [{_mode(n >= 10)}: mean ± std over '
+                          f'{n} random splits; n < {n} where a fit was infeasible]',
                           columns=('paper', 'ours', 'ttest_vs_nu_OELM'),
                           note="(gamma): Table 3's kernel parameter as γ of exp(-γ|x-z|²); (svmkm): as SVM-KM's σ, "
                                "γ = 1/(2σ²); (tuned): γ and C or ν by cross-validation on each training part; "
@@ -741,7 +760,7 @@ def table4(results):
             acc = res[m][:, 0]
             base = m.split(' (')[0]
             tt = '' if m == 'nu-OELM' or m.endswith(('(gamma)', '(svmkm)')) else _verdict(nu_acc, acc)
-            ours = None if np.all(np.isnan(acc)) else (float(np.nanmean(acc)), float(np.nanstd(acc)))
+            ours = _mean_std(acc)
             paper_value = None if m.endswith(('(tuned)', '(centred)')) else paper[_PAPER_COLUMN[base]]
             t.add(f'{label} / {m}', paper=paper_value, ours=ours, ttest_vs_nu_OELM=tt)
     return t
@@ -764,8 +783,9 @@ def table5(results):
     --------
     >>> table5(uci_results(2, datasets=['sonar']))   # doctest: +SKIP
     """
-    t = ReproductionTable('Table 5: mean training time (s) and #SV', columns=('paper_s', 'ours_s', 'paper_sv',
-                                                                             'ours_sv'),
+    n = len(next(iter(next(iter(results.values())).values())))
+    t = ReproductionTable(f'Table 5: mean training time (s) and #SV [{_mode(n >= 10)}: {n} random splits]',
+                          columns=('paper_s', 'ours_s', 'paper_sv', 'ours_sv'),
                           compare=('ours_sv', 'paper_sv'),
                           note='times: MATLAB on a 2008 PC vs Python on a 2-core machine (not comparable)')
     for name, res in results.items():
@@ -862,8 +882,9 @@ def ionosphere_table(n_splits=10, nus=(0.1, 0.3, 0.5, 0.7, 0.9), n_hidden=2000, 
     out = run_tasks(ionosphere_split, [(s, nus, n_hidden, random_state) for s in range(n_splits)], n_jobs=n_jobs,
                     desc='Ionosphere splits')
     limit = float(np.mean([o['limit'] for o in out]))
-    t = ReproductionTable(f'Ionosphere (N = 100, L = {n_hidden}, {n_splits} splits): accuracy % along ν; the '
-                          f'feasibility limit 2 min(class share) = {limit:.3f}',
+    t = ReproductionTable(f'Ionosphere (N = 100, L = {n_hidden}): mean accuracy % along ν; the feasibility limit '
+                          f'2 min(class share) = {limit:.3f} [{_mode(n_splits >= 10 and n_hidden >= 2000)}: '
+                          f'{n_splits} splits]',
                           columns=('paper', 'uncentred', 'majority_share', 'centred', 'nu_SVM_same_kernel'),
                           compare=('uncentred', 'paper'),
                           note='uncentred: the paper\'s eq. 27 solved without the guard (NuOELMClassifier refuses '
@@ -975,14 +996,14 @@ def claim_table(datasets=CLAIM_SETS, n_splits=5, full=False, random_state=0, n_j
         if m == 'nu-OELM' and o['params']:
             nus[nm].append(o['params']['nu'])
     grid = '5 x 3' if full else '3 x 2'
-    t = Table(f'Claim check: test accuracy % (mean, std over {n_splits} splits), the same {grid} grid treatment '
-              'and 3-fold inner CV for the four models',
+    t = Table(f'Claim check: test accuracy %, the same {grid} grid treatment and 3-fold inner CV for the four models '
+              f'[{_mode(full)}: mean ± std over {n_splits} splits]',
               columns=(*[m.replace('-', '_') for m in MODELS], 'nu_OELM_vs_best_SVM', 'nu_chosen'),
               note='the paper\'s training sizes (IDA benchmark sizes, at most 1000, for german, image, twonorm, '
                    'waveform, splice); nu_chosen: the ν picked in the outer splits')
     counts = {'better': 0, 'tie': 0, 'worse': 0}
     for nm in datasets:
-        values = {m.replace('-', '_'): (float(np.mean(acc[nm, m])), float(np.std(acc[nm, m]))) for m in MODELS}
+        values = {m.replace('-', '_'): _mean_std(acc[nm, m]) for m in MODELS}
         best, verdict, diff, p = _claim_verdict(acc, nm)
         counts[verdict] += 1
         t.add(nm, **values, nu_OELM_vs_best_SVM=f"{'tie with' if verdict == 'tie' else verdict + ' than'} {best} "

@@ -282,10 +282,11 @@ def run_protocol(dataset, n_folds, n_runs, n=None, methods=METHODS, reading='our
 
 # %% ../../nbs/papers/07_scardapane2015.ipynb #29fde0f0
 def _mean_std(a):
-    "Mean over everything and the std of the per-run means (over folds when there is a single run)."
+    """A `(mean, std, n)` table cell: the mean over everything, the std of the n per-run means (of the n folds when
+    there is a single run)."""
     a = np.asarray(a, float)
     spread = a.mean(axis=1).std(ddof=1) if a.shape[0] > 1 else a.std(ddof=1)
-    return float(a.mean()), float(spread)
+    return float(a.mean()), float(spread), int(a.shape[0] if a.shape[0] > 1 else a.shape[1])
 
 # %% ../../nbs/papers/07_scardapane2015.ipynb #a5192d5f
 _NOTES = {
@@ -309,7 +310,8 @@ def _method_table(ds, res, mode):
     t = ReproductionTable(f"{title}: {metric} ± std and training time [{mode}: {meta['n_samples']} samples, "
                           f"{meta['n_folds']}-fold x {meta['n_runs']} run(s)]",
                           columns=('paper', 'ours', 'paper_time_s', 'ours_time_s', 'dictionary'),
-                          note='std: over runs (over folds when there is one run); times compare as ratios only.')
+                          note='std: over runs (over folds when there is one run); n: the runs (folds) it is over; '
+                               'times compare as ratios only.')
     for name in METHODS:
         p, d = PAPER_RESULTS[ds][name], res[name]['dict']
         t.add(name, note=_NOTES.get((ds, name), ''), paper=None if p is None else (p[0], p[1]),
@@ -320,8 +322,10 @@ def _method_table(ds, res, mode):
     return t
 
 # %% ../../nbs/papers/07_scardapane2015.ipynb #c1fc9624
-def _confusion_table(res):
-    cm = ReproductionTable('Table VII (WDBC): mean confusion counts per test fold (positive = malignant)',
+def _confusion_table(res, mode):
+    meta = res['_meta']
+    cm = ReproductionTable(f"Table VII (WDBC): mean confusion counts per test fold (positive = malignant) [{mode}: "
+                           f"{meta['n_samples']} samples, {meta['n_folds']}-fold x {meta['n_runs']} run(s)]",
                            columns=('paper_TP', 'ours_TP', 'paper_FP', 'ours_FP', 'ours_FN', 'ours_TN'),
                            compare=('ours_TP', 'paper_TP'),
                            note="only the 'predicted positive' cells of Table VII are legible in our copy; we read "
@@ -334,9 +338,10 @@ def _confusion_table(res):
     return cm
 
 # %% ../../nbs/papers/07_scardapane2015.ipynb #7321dd48
-def _paper_code_table(results, code_results):
+def _paper_code_table(results, code_results, mode):
     t = ReproductionTable("What the paper's code ran: the online methods under Lynx/KMBOX's readings (OS-ELM: "
-                          "pinv start, no C; FB: K + C I; ALD: no regulariser) against the library's",
+                          f"pinv start, no C; FB: K + C I; ALD: no regulariser) against the library's [{mode}: the "
+                          "folds of Tables IV and VI]",
                           columns=('paper', 'ours', 'paper_code', 'dictionary_paper_code'),
                           compare=('paper_code', 'paper'),
                           note='MCC for WDBC, NRMSE otherwise; same folds and hidden layers for both readings')
@@ -495,7 +500,8 @@ def ald_threshold_study(deltas=(0.08, 0.02, 0.005, 1 / 800), n_train=None, n_job
     out = run_tasks(_ald_or_kelm_task, tasks, n_jobs=n_jobs, desc='ALD thresholds')
     kelm = out[0]
     n = len(_calhousing_split(n_train, random_state)[0])
-    t = Table(f'The ALD gap on Calhousing ({n} training rows, 75/25 split): test NRMSE; batch K-ELM '
+    t = Table(f'The ALD gap on Calhousing ({n} training rows, 75/25 split, {"full" if n_train is None else "quick"}): '
+              f'test NRMSE; batch K-ELM '
               f'{kelm["kelm"]:.4f} in {kelm["time_s"]:.1f} s (one BLAS thread)',
               ['dictionary', 'ald', 'dictionary_optimum', 'random_centres', 'unregularised_ald', 'ald_over_kelm',
                'time_s'],
@@ -560,7 +566,8 @@ def fb_stream_study(n_train=None, segments=10, random_state=0):
     capped = t >= t.max() - 1e-12
     fb = KOSELMRegressor(gamma=p['gamma'], C=p['C'], sparsification='fb', budget=p['F'], fit_intercept=False)
     ald = KOSELMRegressor(gamma=p['gamma'], C=p['C'], ald_threshold=0.25 / p['C'], budget=None, fit_intercept=False)
-    table = Table(f'FB (F = 400) along the Calhousing stream ({len(X)} training rows): test NRMSE after each segment',
+    table = Table(f'FB (F = 400) along the Calhousing stream ({len(X)} training rows, '
+                  f'{"full" if n_train is None else "quick"}): test NRMSE after each segment',
                   ['samples', 'fb_test', 'fb_apriori', 'ald_test', 'capped_in_dictionary', 'capped_in_stream',
                    'dictionary_spread'],
                   note='capped: house value 500 001; dictionary_spread: mean square deviation of the stored targets '
@@ -620,7 +627,8 @@ def noisy_stream_table(noises=(0.0, 0.3, 1.0), n_jobs=1, random_state=0):
     tasks = [(s, sp, random_state) for s in noises for sp in ('fb', 'ald')]
     out = dict(zip(tasks, run_tasks(_noisy_stream_task, tasks, n_jobs=n_jobs, desc='noisy streams')))
     t = Table('FB (F = 100) and ALD (delta = 1/(4C)) on sin(3 x1) + x2 x3 + noise, 6000 samples, d = 8: test NRMSE '
-              '(1 = predicting the mean)', ['fb', 'ald', 'fb_warned'])
+              '(1 = predicting the mean; one stream per noise level, the same in quick and full mode)',
+              ['fb', 'ald', 'fb_warned'])
     for s in noises:
         t.add(f'noise sd {s:g}', fb=out[(s, 'fb', random_state)][0], ald=out[(s, 'ald', random_state)][0],
               fb_warned=str(out[(s, 'fb', random_state)][1]))
@@ -663,7 +671,7 @@ def reproduce(full=False, n_jobs=1, random_state=0):
     code = {ds: run(ds, methods=ONLINE_METHODS, reading='paper_code') for ds in plan}
     mode = 'full' if full else 'quick'
     items = [_method_table(ds, results[ds], mode) for ds in plan]
-    items += [_confusion_table(results['wdbc']), _paper_code_table(results, code)]
+    items += [_confusion_table(results['wdbc'], mode), _paper_code_table(results, code, mode)]
     n_train = None if full else quick_n
     items.append(ald_threshold_study((0.08, 0.02, 0.005, 0.00125) if full else (0.08, 0.005, 0.00125), n_train,
                                      n_jobs, random_state))
@@ -858,5 +866,5 @@ def full_size_online(n_jobs=1, random_state=0):
         code[ds] = run_protocol(ds, folds, runs, n, methods=ONLINE_METHODS, reading='paper_code',
                                 random_state=random_state, n_jobs=n_jobs)
     tables = [_full_size_table(ds, res) for ds, res in results.items()]
-    tables.append(_paper_code_table(results, code))
+    tables.append(_paper_code_table(results, code, 'full'))
     return tables
