@@ -828,8 +828,8 @@ def compute_kernel(X, Z, kernel, gamma=None, degree=3, coef0=1.0, kernel_params=
                         "kernel='precomputed', to the estimators)" if hasattr(kernel, '__array__') else ''))
     else:
         if kernel not in KERNELS:
-            raise ValueError(f"kernel must be a callable or one of {sorted(KERNELS)}, got {kernel!r}" + (
-                " (a precomputed Gram matrix has nothing to compute)" if kernel == 'precomputed' else ''))
+            raise ValueError(f"kernel must be a callable or one of {sorted(KERNELS)} (estimators also take "
+                             f"'precomputed': the Gram matrix passed as X), got {kernel!r}")
         func, accepted = KERNELS[kernel]
         if gamma is not None: check_positive(gamma, 'gamma')
         generic = {'gamma': 1.0 / X.shape[1] if gamma is None else gamma, 'degree': degree, 'coef0': coef0}

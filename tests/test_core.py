@@ -422,8 +422,8 @@ def test_compute_kernel_names_what_a_kernel_may_be(kernel):
 
 
 def test_compute_kernel_refuses_precomputed():
-    "compute_kernel has no Gram matrix to build for 'precomputed' (the estimators take it as X): it says so."
-    with pytest.raises(ValueError, match='a precomputed Gram matrix has nothing to compute'):
+    "compute_kernel has no Gram matrix to build for 'precomputed' (the estimators take it as X): the error says so."
+    with pytest.raises(ValueError, match="estimators also take 'precomputed': the Gram matrix passed as X"):
         compute_kernel(np.ones((3, 2)), np.ones((3, 2)), 'precomputed')
 
 
