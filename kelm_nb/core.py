@@ -768,6 +768,22 @@ def register_kernel(name, func, params=()):
     """
     KERNELS[name] = (func, tuple(params))
 
+# %% ../nbs/02_core.ipynb #c2a1f0e2
+def _kernel_label(kernel):
+    "How an error message names `kernel`: its repr for a name, its `__name__` for a function."
+    return repr(kernel) if isinstance(kernel, str) else getattr(kernel, '__name__', type(kernel).__name__)
+
+def _real_gram(K, kernel):
+    "`K` (what `kernel` returned) as a real ndarray, else a `TypeError` naming the kernel."
+    K = np.asarray(K)
+    if K.dtype.kind == 'c':
+        raise TypeError(f"kernel {_kernel_label(kernel)} returned complex values ({K.dtype}): a kernel must return "
+                        "a real Gram matrix")
+    if K.dtype.kind not in 'fiub':
+        raise TypeError(f"kernel {_kernel_label(kernel)} returned an array of dtype {K.dtype}: a kernel must return "
+                        "a real Gram matrix of numbers")
+    return K
+
 # %% ../nbs/02_core.ipynb #01ea3c0e
 def compute_kernel(X, Z, kernel, gamma=None, degree=3, coef0=1.0, kernel_params=None):
     """The Gram matrix k(X, Z) for a registered kernel name or a Gram-matrix callable.
@@ -777,7 +793,7 @@ def compute_kernel(X, Z, kernel, gamma=None, degree=3, coef0=1.0, kernel_params=
     X : ndarray of shape (n, d)
     Z : ndarray of shape (m, d)
     kernel : str or callable
-        A name of `KERNELS` or `kernel(X, Z, **kernel_params)`.
+        A name of `KERNELS` or `kernel(X, Z, **kernel_params)` returning a real Gram matrix.
     gamma : float or None, default=None
         Kernel coefficient ('rbf', 'laplacian', 'poly'); None is 1 / d.
     degree : int, default=3
@@ -790,16 +806,30 @@ def compute_kernel(X, Z, kernel, gamma=None, degree=3, coef0=1.0, kernel_params=
     Returns
     -------
     ndarray of shape (n, m)
+
+    Raises
+    ------
+    TypeError
+        If `kernel` is neither a name nor a callable (an array, say), returns complex values, or `kernel_params`
+        is not a dict.
     """
     X, Z = _as_array(X, 'X'), _as_array(Z, 'Z')
     if X.shape[1] != Z.shape[1]:
         raise ValueError(f"X has {X.shape[1]} features where Z has {Z.shape[1]}")
+    if kernel_params is not None and not isinstance(kernel_params, dict):
+        raise TypeError(f"kernel_params must be a dict of keyword arguments of the kernel or None, "
+                        f"got {type(kernel_params).__name__} {kernel_params!r:.40}")
     kernel_params = dict(kernel_params or {})
     if callable(kernel):
-        K = np.asarray(kernel(X, Z, **kernel_params))
+        K = _real_gram(kernel(X, Z, **kernel_params), kernel)
+    elif not isinstance(kernel, str):
+        raise TypeError(f"kernel must be a name of {sorted(KERNELS)} or a callable kernel(X, Z) returning the Gram "
+                        f"matrix, got {type(kernel).__name__}" + (" (a computed Gram matrix is passed as X, with "
+                        "kernel='precomputed', to the estimators)" if hasattr(kernel, '__array__') else ''))
     else:
         if kernel not in KERNELS:
-            raise ValueError(f"kernel must be a callable, 'precomputed' or one of {sorted(KERNELS)}, got {kernel!r}")
+            raise ValueError(f"kernel must be a callable or one of {sorted(KERNELS)} (estimators also take "
+                             f"'precomputed': the Gram matrix passed as X), got {kernel!r}")
         func, accepted = KERNELS[kernel]
         if gamma is not None: check_positive(gamma, 'gamma')
         generic = {'gamma': 1.0 / X.shape[1] if gamma is None else gamma, 'degree': degree, 'coef0': coef0}
@@ -947,6 +977,14 @@ def kernel_product(kernel, X, Z, coef, max_bytes=None):
     Returns
     -------
     ndarray of shape (n_queries,) or (n_queries, n_outputs)
+
+    Raises
+    ------
+    ValueError
+        If X, Z or coef holds a NaN or an infinity, or the product is not finite (a kernel returning NaN, an
+        overflow).
+    TypeError
+        If the kernel returns complex values.
     """
     if not callable(kernel):
         raise TypeError(f"kernel must be a callable k(X, Z) returning a Gram matrix, got {type(kernel).__name__}")
@@ -954,9 +992,16 @@ def kernel_product(kernel, X, Z, coef, max_bytes=None):
     if X.shape[1] != Z.shape[1]:
         raise ValueError(f"X has {X.shape[1]} features where Z has {Z.shape[1]}")
     _check_rows(coef, Z.shape[0], 'coef', 'Z')
+    for a, name in ((X, 'X'), (Z, 'Z'), (coef, 'coef')):
+        if not np.isfinite(a).all():
+            raise ValueError(f"{name} contains NaN or infinity: the kernel product would be NaN or infinite")
     out = np.empty((X.shape[0],) + coef.shape[1:], dtype=np.result_type(coef.dtype, np.float64))
-    for rows in row_chunks(X.shape[0], 8 * max(Z.shape[0], 1), max_bytes):
-        out[rows] = kernel(X[rows], Z) @ coef
+    with np.errstate(over='ignore', invalid='ignore'):     # a non-finite result is refused below, by name
+        for rows in row_chunks(X.shape[0], 8 * max(Z.shape[0], 1), max_bytes):
+            out[rows] = _real_gram(kernel(X[rows], Z), kernel) @ coef
+    if not np.isfinite(out).all():
+        raise ValueError("kernel(X, Z) @ coef is not finite although X, Z and coef are: the kernel returns NaN or "
+                         "infinity, or the product overflows")
     return out
 
 # %% ../nbs/02_core.ipynb #dd7f76d7

@@ -394,3 +394,80 @@ def test_a_class_without_rows_leaves_no_probabilities():
     assert est.predict(X).shape == (200,) and not hasattr(est, 'calibration_')
     with pytest.raises(Exception, match='calibration_|not fitted'):
         est.predict_proba(X)
+
+
+def test_kernel_product_refuses_non_finite_input():
+    "An infinity in the queries, the training rows or the coefficients is a ValueError naming that argument."
+    from kelm_nb.core import kernel_product
+    rng = np.random.default_rng(0)
+    X, Z, coef = rng.normal(size=(6, 3)), rng.normal(size=(4, 3)), rng.normal(size=(4, 2))
+    linear = lambda A, B: A @ B.T
+    for name, args in (('X', (X * np.inf, Z, coef)), ('Z', (X, np.where(Z > 1, np.nan, Z), coef)),
+                       ('coef', (X, Z, np.full_like(coef, -np.inf)))):
+        with pytest.raises(ValueError, match=f'^{name} contains NaN or infinity'):
+            kernel_product(linear, *args)
+    with pytest.raises(ValueError, match='the product overflows'):
+        kernel_product(lambda A, B: np.full((len(A), len(B)), 1e300), X, Z, coef * 1e10)
+    with pytest.raises(ValueError, match='the kernel returns NaN'):
+        kernel_product(lambda A, B: np.full((len(A), len(B)), np.nan), X, Z, coef)
+    np.testing.assert_allclose(kernel_product(linear, X, Z, coef, max_bytes=8), X @ Z.T @ coef, rtol=1e-12)
+
+
+@pytest.mark.parametrize('kernel', [np.eye(3), [[1.0]], None, 3.0])
+def test_compute_kernel_names_what_a_kernel_may_be(kernel):
+    "An array (a Gram matrix), a list or a number as `kernel` is a TypeError saying a name or a callable is needed."
+    X = np.ones((3, 2))
+    with pytest.raises(TypeError, match=r"kernel must be a name of \[.*'rbf'.*\] or a callable"):
+        compute_kernel(X, X, kernel)
+
+
+def test_compute_kernel_refuses_precomputed():
+    "compute_kernel has no Gram matrix to build for 'precomputed' (the estimators take it as X): the error says so."
+    with pytest.raises(ValueError, match="estimators also take 'precomputed': the Gram matrix passed as X"):
+        compute_kernel(np.ones((3, 2)), np.ones((3, 2)), 'precomputed')
+
+
+@pytest.mark.parametrize('kernel_params', ['foo', [('gamma', 1.0)], 1.0])
+def test_kernel_params_must_be_a_dict(kernel_params):
+    "A non-dict `kernel_params` is a TypeError naming it, in the function and in the estimators."
+    X, y = make_moons(30, random_state=0)
+    with pytest.raises(TypeError, match='kernel_params must be a dict'):
+        compute_kernel(X, X, 'rbf', kernel_params=kernel_params)
+    for est in (KernelELMRegressor(kernel_params=kernel_params), KernelELMClassifier(kernel_params=kernel_params)):
+        with pytest.raises(TypeError, match="'kernel_params' parameter"):
+            est.fit(X, y)
+
+
+def _complex_kernel(A, B):
+    return (A @ B.T) * (1 + 1j)
+
+
+@pytest.mark.parametrize('solver', ['exact', 'nystrom'])
+@pytest.mark.parametrize('cls', [KernelELMRegressor, KernelELMClassifier])
+def test_complex_kernel_is_refused_by_name(cls, solver):
+    "A callable returning complex values: a TypeError naming the kernel, no ComplexWarning, the model unchanged."
+    import warnings
+    X, y = make_moons(40, random_state=0)
+    est = cls(kernel=_complex_kernel, solver=solver, n_components=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')                      # a ComplexWarning would fail here
+        with pytest.raises(TypeError, match='kernel _complex_kernel returned complex values'):
+            est.fit(X, y)
+        with pytest.raises(TypeError, match='kernel _complex_kernel returned complex values'):
+            compute_kernel(X, X, _complex_kernel)
+        from kelm_nb.core import kernel_product
+        with pytest.raises(TypeError, match='kernel _complex_kernel returned complex values'):
+            kernel_product(_complex_kernel, X, X, np.ones(len(X)))
+    assert not hasattr(est, 'dual_coef_')
+
+
+def test_a_kernel_changing_to_complex_after_fit_is_refused_in_predict():
+    "The prediction path (kernel_product) checks each block the kernel returns, too."
+    X, y = make_moons(40, random_state=0)
+    calls = []
+    def flaky(A, B):
+        calls.append(1)
+        return (A @ B.T) * (1j if len(calls) > 1 else 1)
+    est = KernelELMRegressor(kernel=flaky).fit(X, y)
+    with pytest.raises(TypeError, match='kernel flaky returned complex values'):
+        est.predict(X)

@@ -117,3 +117,19 @@ def test_bench_cases_registered_and_sound(case):
         assert r['same_choice'] == 1.0 and r['max_rel_curve_diff'] < 1e-6
     else:
         assert 0.5 < r['rmse_ratio'] < 2.0
+
+
+def test_the_nu_grid_searches_are_quiet():
+    """The paper's grid reaches nu = 2^-25, whose ESVR refits warn that they shrink toward 0: GridSearchCV over it
+    (the bench case's peer) silences exactly that category, and tuning draws ESVR's layer without a throwaway fit."""
+    import warnings
+    from kelm_nb.esvr import ShrinkageWarning
+    X, y = Z.zhu_data('housing')
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', ShrinkageWarning)
+        tuned = Z.tune_esvr_and_svr(X, y, 300, {'esvr_n_hidden': (20, 250), 'svr_C': (1.0,), 'svr_gamma': (0.5,)})
+        search = Z.esvr_nu_path_cv_case(quick=True).peer()
+    assert tuned['esvr']['n_hidden'] in (20, 250) and np.isfinite(tuned['esvr_val_rmse'])
+    assert search.best_params_['nu'] > 2.0 ** -25          # the CV picks against the shrunk fits
+    with pytest.warns(ShrinkageWarning, match='nu=2.98023e-08'):   # the warning itself still reaches a direct fit
+        ESVR(200, nu=2.0 ** -25, random_state=0).fit(X, y + 10.0)
