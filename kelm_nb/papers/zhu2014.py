@@ -849,7 +849,7 @@ def table3_paper_protocol(run):
     for name in names:
         paper = ZHU_TABLE3[name]
         vals = {m: _seed_stats(pp, name, m, s) for m in METHODS}
-        cell = lambda m: (vals[m][0], (vals[m][2] - vals[m][1]) / 2)
+        cell = lambda m: (vals[m][0], (vals[m][2] - vals[m][1]) / 2, len(s['seeds']))   # n = 1: no spread
         inside = [lab for m, lab, p in (('esvr', 'ESVR', paper[4]), ('svr', 'SVR', paper[0]),
                                         ('lssvr', 'LS-SVR', paper[2])) if vals[m][1] <= p <= vals[m][2]]
         ranks = sorted(('esvr', 'svr', 'lssvr'), key=lambda m: vals[m][0])
@@ -934,7 +934,7 @@ def table3_nested(run):
                     f"{r['esvr'].mean() / r[peer].mean() - 1:+.1%}, p = {p:.2g}"
                     + ('' if name in ZHU_TABLE3 else '; not in the paper'),
               ESVR_paper=ZHU_TABLE3[name][4] if name in ZHU_TABLE3 else None,
-              **{k: (float(r[m].mean()), float(r[m].std())) for k, m in
+              **{k: (float(r[m].mean()), float(r[m].std()), len(r[m])) for k, m in
                  (('ESVR', 'esvr'), ('SVR', 'svr'), ('LSSVR', 'lssvr'), ('ELM', 'elm'), ('constant', 'mean'))})
     return t
 
