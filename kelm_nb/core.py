@@ -1856,7 +1856,7 @@ class KernelELMClassifier(ProbabilityMixin, OneVsAllClassifierMixin, _KernelELMB
     Notes
     -----
     `predict_proba` is Platt's sigmoid fitted on the exact leave-one-out decision values of the training rows,
-    $\alpha_i/[M^{-1}]_{ii}$ from the fit's own Cholesky factor (Nyström: the primal formula on its features). As
+    $\\alpha_i/[M^{-1}]_{ii}$ from the fit's own Cholesky factor (Nyström: the primal formula on its features). As
     for `SVC(probability=True)`, its argmax can differ from `predict` near a decision boundary.
 
     Examples

@@ -1,5 +1,7 @@
 """House style that the linter cannot see: lines under 120 characters (nbdev's generated `__all__` aside), no invalid
-escape sequences in any module (a `\\a` in a docstring is a bell character, not LaTeX)."""
+escape sequences in any module, and no control characters in its strings (a `\\a` in a docstring is a bell
+character, not LaTeX)."""
+import ast
 import warnings
 from pathlib import Path
 
@@ -26,3 +28,14 @@ def test_no_invalid_escape_sequences(path):
     with warnings.catch_warnings():
         warnings.simplefilter('error', SyntaxWarning)
         compile(path.read_text(encoding='utf-8'), str(path), 'exec')
+
+
+CONTROL = {chr(7): r'\a', chr(8): r'\b', chr(12): r'\f', chr(11): r'\v'}   # what '\a', '\b', ... become
+
+
+@pytest.mark.parametrize('path', SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_control_characters_in_strings(path):
+    found = [(node.lineno, CONTROL[c]) for node in ast.walk(ast.parse(path.read_text(encoding='utf-8')))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             for c in CONTROL if c in node.value]
+    assert not found, f'{path.name}: control characters from escapes (write \\\\ in LaTeX): {found[:5]}'
