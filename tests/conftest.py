@@ -4,7 +4,8 @@
   (the papers' full-size reproductions) and the tests marked ``@pytest.mark.slow``; both are skipped by default.
 * ``--fast`` runs the edit-test loop's subset: the library's unit tests, without the modules in ``WHOLE_RUNS``
   (every notebook executed, the docs site built and browsed, the fuzz runs, the benchmarks, the papers' protocols,
-  the command line's reproductions and the Dask cluster).
+  the command line's reproductions and the Dask cluster) and without scikit-learn's estimator checks
+  (``test_sklearn_compatible``, some 2,900 cases), which the full run keeps.
 * numba gets one thread per usable core (``NUMBA_NUM_THREADS``) unless the caller chose otherwise, and a fresh
   cache folder (``NUMBA_CACHE_DIR``) for the session unless one is set, so stale caches never bite. Both are set
   here, before anything imports numba, and are inherited by the notebook subprocesses.
@@ -44,7 +45,8 @@ def pytest_addoption(parser):
     parser.addoption('--slow', action='store_true', default=False,
                      help="also run '#| slow' notebook cells and @pytest.mark.slow tests (or set KELM_NB_SLOW=1)")
     parser.addoption('--fast', action='store_true', default=False,
-                     help='only the unit tests: leave out the whole runs (notebooks, docs, fuzz, bench, papers, CLI)')
+                     help='only the unit tests: leave out the whole runs (notebooks, docs, fuzz, bench, papers, CLI) '
+                          'and the scikit-learn estimator checks')
 
 
 def pytest_configure(config):
@@ -57,11 +59,12 @@ def run_slow(config):
 
 
 def _deselect_whole_runs(config, items):
-    "With --fast, drop the tests of the modules named in WHOLE_RUNS."
+    "With --fast, drop the tests of the modules named in WHOLE_RUNS and scikit-learn's estimator checks."
     if not config.getoption('--fast'): return
     kept, dropped = [], []
     for item in items:
-        (dropped if item.path.name.startswith(WHOLE_RUNS) else kept).append(item)
+        whole = item.path.name.startswith(WHOLE_RUNS) or item.name.startswith('test_sklearn_compatible')
+        (dropped if whole else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
