@@ -33,6 +33,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .calibration import ProbabilityMixin, fit_decision_calibration
 from .core import (KERNELS, IllConditionedWarning, OneVsAllClassifierMixin, TargetRegressorMixin, _check_bool,
+                          _inverse_diagonal,
                           _validate_fit, _validate_predict, check_array_2d, check_memory, check_positive,
                           compute_kernel, encode_labels, keep_state_on_error, kernel_product, limit_blas_threads)
 
@@ -1741,7 +1742,7 @@ def _warn_if_degenerate(name, identity_weight, effective_C, one_class=False):
 
 
 # %% ../nbs/06_mkl.ipynb #a9d9e765
-def _inverse_diagonal(Om, intercept):
+def _bordered_inverse_diagonal(Om, intercept):
     """The diagonal of $\\mathbf M^{-1}$, $\\mathbf M$ = $\\Omega$ bordered by the bias row with an intercept: one
     Cholesky factorisation of $\\Omega$ (overwritten) and one triangular inversion, whose column norms are the
     diagonal of $\\Omega^{-1}$. None where $\\Omega$ is not positive definite."""
@@ -1752,7 +1753,7 @@ def _inverse_diagonal(Om, intercept):
     Li, info = sla.lapack.dtrtri(L, lower=1, overwrite_c=1)
     if info != 0:
         return None
-    diag = np.einsum('ij,ij->j', Li, Li)              # (Omega^{-1})_jj
+    diag = _inverse_diagonal(Li)                      # (Omega^{-1})_jj, as the kernel ELM's leave-one-out
     if intercept:
         u = Li.T @ Li.sum(axis=1)                     # Omega^{-1} 1
         diag = diag - u ** 2 / u.sum()
@@ -1762,7 +1763,8 @@ def _inverse_diagonal(Om, intercept):
 # %% ../nbs/06_mkl.ipynb #91323d25
 def _loo_residuals(diag, A, d, share=None):
     """Leave-one-out residuals of the kernel-ELM fit $\\Omega\\mathbf A+\\mathbf 1b=\\mathbf T$,
-    $\\Omega=\\sum_k\\theta_kK_k+\\mathrm{diag}(d)$, from the diagonal of $\\mathbf M^{-1}$ (`_inverse_diagonal`).
+    $\\Omega=\\sum_k\\theta_kK_k+\\mathrm{diag}(d)$, from the diagonal of $\\mathbf M^{-1}$
+    (`_bordered_inverse_diagonal`).
     Row i's residual is $e_i=d_i\\mathbf A_i$ and its leverage $H_{ii}=1-d_i(\\mathbf M^{-1})_{ii}$; leaving out a
     `share` s of its weight (one of several identical rows merged into it) gives $e_i/(1-sH_{ii})$, the whole row
     (s = 1) $\\mathbf A_i/(\\mathbf M^{-1})_{ii}$. `share` is None (every row whole) or indexes as A's rows."""
@@ -1782,7 +1784,7 @@ AUTO_CS = (0.1, 0.3, 1.0, 3.0, 10.0)
 
 def _solution_omega(source, res, d):
     """$\\Omega=\\sum_k\\theta_kK_k+\\mathrm{diag}(d)$, $d=\\mu_0/w$, at a solver's result, from its kernel bank or
-    its one matrix (a new array: `_inverse_diagonal` overwrites it)."""
+    its one matrix (a new array: `_bordered_inverse_diagonal` overwrites it)."""
     if isinstance(source, KernelBank):
         Om = source.combine(res.theta)
     else:
@@ -2038,7 +2040,7 @@ def _fit_result(est, X, T, w, rows, C, loo=False):
         r, score = None, np.inf
         if loo or len(Cs) > 1:
             d = res.theta_identity / (np.ones(rows.size) if wr is None else wr)
-            diag = _inverse_diagonal(_solution_omega(source, res, d), est.fit_intercept)
+            diag = _bordered_inverse_diagonal(_solution_omega(source, res, d), est.fit_intercept)
             if diag is not None:
                 A = np.reshape(res.dual_coef, (rows.size, -1))[group]
                 r = _loo_residuals(diag[group], A, d[group], share)
