@@ -424,6 +424,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                      'kelm_nb.experiments.single_threaded': ('experiments.html#single_threaded', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments.task_progress': ('experiments.html#task_progress', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments.task_store': ('experiments.html#task_store', 'kelm_nb/experiments.py')},
+            'kelm_nb.jit': { 'kelm_nb.jit._in_numba_cache': ('jit.html#_in_numba_cache', 'kelm_nb/jit.py'),
+                             'kelm_nb.jit.compile_notice': ('jit.html#compile_notice', 'kelm_nb/jit.py')},
             'kelm_nb.kernels': { 'kelm_nb.kernels.AsymptoticELMKernel': ('kernels.html#asymptoticelmkernel', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels.AsymptoticELMKernel.__init__': ( 'kernels.html#asymptoticelmkernel.__init__',
                                                                                    'kelm_nb/kernels.py'),

@@ -7,8 +7,6 @@ __all__ = ['ActiveSetResult', 'MarginCollapseWarning', 'nu_oelm_active_set', 'nu
            'NuOELMClassifier', 'OELMClassifier']
 
 # %% ../nbs/05_nu_oelm.ipynb #b2d5112f
-import os
-import sys
 import warnings
 from numbers import Integral, Real
 from typing import NamedTuple
@@ -27,6 +25,7 @@ from .calibration import ProbabilityMixin, fit_decision_calibration
 from .core import (ACTIVATIONS, KERNELS, RandomHiddenLayer, check_memory, check_positive, compute_kernel, decode_scores,
                           encode_labels, keep_state_on_error, kernel_product, limit_blas_threads, row_chunks,
                           _check_range, _validate_fit, _validate_predict)
+from .jit import compile_notice
 import kelm_nb.kernels  # noqa: F401  (registers the 'asymptotic' kernel; the package __init__ does too)
 
 # %% ../nbs/05_nu_oelm.ipynb #0c88cf26
@@ -745,26 +744,9 @@ def _max_asymmetry(Q, block=256):
     return max(float(np.abs(Q[i:i + block] - Q[:, i:i + block].T).max()) for i in range(0, n, block))
 
 # %% ../nbs/05_nu_oelm.ipynb #ca4496c1
-_NOTICE = {'shown': False}     # the compile notice: once per process
-
-
-def _compile_notice(dispatcher=None, stream=None, state=_NOTICE):
-    """One line on stderr before the solver's first compilation in a process whose numba cache lacks it (about
-    15 CPU-s, then cached); True when printed. Checked cheaply: compiled signatures, then the cache's index file."""
-    dispatcher = _active_set_core if dispatcher is None else dispatcher
-    if state['shown'] or dispatcher.signatures:
-        return False
-    state['shown'] = True
-    try:
-        cached = os.path.exists(dispatcher._cache._cache_file._index_path)
-    except AttributeError:                  # no cache (cache=False or NUMBA_DISABLE_JIT)
-        cached = False
-    if cached:
-        return False
-    print("kelm-nb: compiling the nu-OELM/OELM active-set solver once (about 15 CPU-s; numba caches it for later "
-          "processes; `kelm-nb warmup` does it ahead of time)", file=sys.stderr if stream is None else stream,
-          flush=True)
-    return True
+def _compile_notice(stream=None):
+    "One line on stderr before the active-set solver's first compilation in a process whose numba cache lacks it."
+    return compile_notice('nu_oelm', _active_set_core, 'the nu-OELM/OELM active-set solver', 12, stream)
 
 # %% ../nbs/05_nu_oelm.ipynb #31b1295f
 def _gram_checked(Q, name='Q', check=True, psd=True):
