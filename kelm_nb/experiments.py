@@ -1199,7 +1199,7 @@ def defaults_check(estimators, task, datasets=None, max_rows=1000, tolerance=0.0
 # %% ../nbs/01_experiments.ipynb #b7c398ee
 @dataclass
 class BenchCase:
-    """What a registered benchmark case returns: the two callables to time and how to compare their results.
+    """What a registered benchmark case returns: the callables to time and how to compare their results.
 
     Parameters
     ----------
@@ -1209,13 +1209,20 @@ class BenchCase:
         The reference implementation, or None when the case only reports a time.
     quality : callable, optional
         `quality(result_ours, result_peer) -> {figure: number}`: accuracy figures reported beside the times.
-    repeats : int, default=3
-        Timed calls of each, after one warm-up call.
+    repeats : int, default=5
+        Timed calls of each callable, interleaved, after one warm-up call of each.
+    floor : callable, optional
+        The floor: the least work our method must do (its factorisations, its kernel passes), timed like the others;
+        the result gets `floor_s` and `floor_ratio` (ours / floor).
+    threads : int or None, default=1
+        BLAS threads for every timed call (`threadpoolctl`); None leaves them as configured.
     """
     ours: Callable[[], object]
     peer: Optional[Callable[[], object]]
     quality: Optional[Callable[..., dict]] = None
-    repeats: int = 3
+    repeats: int = 5
+    floor: Optional[Callable[[], object]] = None
+    threads: Optional[int] = 1
 
 # %% ../nbs/01_experiments.ipynb #02cbb568
 @dataclass(frozen=True)
@@ -1297,8 +1304,9 @@ def check_target(target, result):
     return verdict
 
 # %% ../nbs/01_experiments.ipynb #550d10ac
-RESERVED_FIELDS = ('name', 'description', 'target', 'target_met', 'ours_s', 'peer_s', 'ratio', 'speedup',
-                   'ours_min_s', 'peer_min_s', 'repeats', 'quick', 'error')
+RESERVED_FIELDS = ('name', 'description', 'target', 'target_met', 'ours_s', 'peer_s', 'floor_s', 'ratio', 'speedup',
+                   'floor_ratio', 'ours_min_s', 'ours_max_s', 'peer_min_s', 'peer_max_s', 'floor_min_s',
+                   'floor_max_s', 'repeats', 'threads', 'load_avg', 'quick', 'error')
 
 def _timed(fn):
     gc.collect()
@@ -1313,8 +1321,25 @@ def _clean_number(v):
     return v
 
 # %% ../nbs/01_experiments.ipynb #f174f6f0
+def _interleaved_times(callables, repeats):
+    """Time each of `callables` `repeats` times, interleaved and in a rotating order so that a burst of load on a
+    shared machine hits all of them alike; returns the time lists and each one's last result."""
+    times, results = [[] for _ in callables], [None] * len(callables)
+    for rep in range(repeats):
+        for k in range(len(callables)):
+            j = (k + rep) % len(callables)
+            t, results[j] = _timed(callables[j])
+            times[j].append(t)
+    return times, results
+
+def _spread(prefix, times):
+    "`{prefix}_s` (median), `{prefix}_min_s`, `{prefix}_max_s` of a time list (all None when it is empty)."
+    if not times: return {f'{prefix}_s': None, f'{prefix}_min_s': None, f'{prefix}_max_s': None}
+    return {f'{prefix}_s': statistics.median(times), f'{prefix}_min_s': min(times), f'{prefix}_max_s': max(times)}
+
+# %% ../nbs/01_experiments.ipynb #35e3c142
 def run_case(name, quick=False):
-    """Run the registered case `name`: warm up, time the median of its repeats for ours and peer, compare.
+    """Run the registered case `name`: warm up, time ours, the peer and the floor interleaved over the repeats, compare.
 
     Parameters
     ----------
@@ -1326,9 +1351,10 @@ def run_case(name, quick=False):
     Returns
     -------
     dict
-        `name`, `description`, `target`, `target_met`, `ours_s`, `peer_s` (medians), `ratio` (ours/peer),
-        `speedup` (peer/ours), `ours_min_s`, `peer_min_s` (the fastest calls, the least disturbed), `repeats`, `quick`
-        and the case's quality figures.
+        `name`, `description`, `target`, `target_met` (judged on the medians), `ours_s`, `peer_s`, `floor_s`
+        (medians) with their `_min_s` and `_max_s`, `ratio` (ours/peer), `speedup` (peer/ours), `floor_ratio`
+        (ours/floor), `repeats`, `threads` (BLAS threads, None: as configured), `load_avg` (the machine's one-minute
+        load when the case ends), `quick` and the case's quality figures.
     """
     if name not in CASES:
         raise ValueError(f"name must be one of the registered cases {sorted(CASES)}, got {name!r}")
@@ -1338,23 +1364,20 @@ def run_case(name, quick=False):
         raise TypeError(f"case {name!r} must return a BenchCase, got {type(case).__name__}")
     repeats = int(case.repeats)
     if repeats < 1: raise ValueError(f"repeats of case {name!r} must be >= 1, got {case.repeats!r}")
-    r_ours = case.ours()                              # warm-up: numba compilation, BLAS threads, caches
-    r_peer = case.peer() if case.peer is not None else None
-    t_ours, t_peer = [], []
-    for _ in range(repeats):
-        t, r_ours = _timed(case.ours)
-        t_ours.append(t)
-        if case.peer is not None:
-            t, r_peer = _timed(case.peer)
-            t_peer.append(t)
-    ours_s = statistics.median(t_ours)
-    peer_s = statistics.median(t_peer) if t_peer else None
+    callables = [f for f in (case.ours, case.peer, case.floor) if f is not None]
+    with limit_blas_threads(case.threads):
+        for f in callables: f()                        # warm-up: numba compilation, BLAS threads, caches
+        times, results = _interleaved_times(callables, repeats)
+    t_ours, r_ours = times[0], results[0]
+    t_peer, r_peer = (times[1], results[1]) if case.peer is not None else ([], None)
+    t_floor = times[-1] if case.floor is not None else []
     result = dict(name=name, description=info.description, target=info.target, target_met=None,
-                  ours_s=ours_s, peer_s=peer_s,
-                  ratio=ours_s / peer_s if peer_s else None,
+                  **_spread('ours', t_ours), **_spread('peer', t_peer), **_spread('floor', t_floor))
+    ours_s, peer_s, floor_s = result['ours_s'], result['peer_s'], result['floor_s']
+    result.update(ratio=ours_s / peer_s if peer_s else None,
                   speedup=peer_s / ours_s if peer_s and ours_s > 0 else None,
-                  ours_min_s=min(t_ours), peer_min_s=min(t_peer) if t_peer else None,
-                  repeats=repeats, quick=bool(quick))
+                  floor_ratio=ours_s / floor_s if floor_s else None, repeats=repeats, threads=case.threads,
+                  load_avg=os.getloadavg()[0] if hasattr(os, 'getloadavg') else None, quick=bool(quick))
     quality = case.quality(r_ours, r_peer) if case.quality is not None else {}
     for key, value in dict(quality or {}).items():
         result[f'quality_{key}' if key in RESERVED_FIELDS else key] = _clean_number(value)
