@@ -6,6 +6,10 @@
   (every notebook executed, the docs site built and browsed, the fuzz runs, the benchmarks, the papers' protocols,
   the command line's reproductions and the Dask cluster) and without scikit-learn's estimator checks
   (``test_sklearn_compatible``, some 2,900 cases), which the full run keeps.
+* The suite runs on every core (pytest-xdist: ``-n auto --dist loadgroup`` in ``pytest.ini``; ``-n 0`` for one
+  process). The modules in ``SHARED_FIXTURES`` build something once for all their tests (the docs site, a Dask
+  cluster, benchmark results), so each of them runs on one worker (an ``xdist_group``); every other test, each
+  notebook included, goes to whichever worker is free.
 * numba gets one thread per usable core (``NUMBA_NUM_THREADS``) unless the caller chose otherwise, and a fresh
   cache folder (``NUMBA_CACHE_DIR``) for the session unless one is set, so stale caches never bite. Both are set
   here, before anything imports numba, and are inherited by the notebook subprocesses.
@@ -41,6 +45,9 @@ WHOLE_RUNS = ('test_notebooks.py', 'test_docs.py', 'test_fuzz.py', 'test_bench.p
               'test_distributed.py', 'test_papers_')
 
 
+SHARED_FIXTURES = ('test_docs.py', 'test_distributed.py', 'test_bench.py')
+
+
 def pytest_addoption(parser):
     parser.addoption('--slow', action='store_true', default=False,
                      help="also run '#| slow' notebook cells and @pytest.mark.slow tests (or set KELM_NB_SLOW=1)")
@@ -70,8 +77,16 @@ def _deselect_whole_runs(config, items):
         items[:] = kept
 
 
+def _group_shared_fixtures(items):
+    "Keep each module of SHARED_FIXTURES on one xdist worker, so that its module-scoped fixtures are built once."
+    for item in items:
+        if item.path.name in SHARED_FIXTURES:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+
+
 def pytest_collection_modifyitems(config, items):
     _deselect_whole_runs(config, items)
+    _group_shared_fixtures(items)
     if run_slow(config): return
     skip = pytest.mark.skip(reason='slow: run with --slow or KELM_NB_SLOW=1')
     for item in items:
