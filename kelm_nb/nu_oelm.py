@@ -49,27 +49,31 @@ def _chol_append(Lf, s, acol, adiag):
 
 # %% ../nbs/05_nu_oelm.ipynb #9b37281a
 @njit(cache=True)
-def _chol_delete(Lf, s, pos):
+def _chol_delete(Lf, s, pos, x, y):
     """Remove row and column `pos` from the factor of size `s`: shift the rows up, then Givens rotations restore the
-    triangle."""
+    triangle, applied row by row (each row is contiguous). The same rotations turn the solutions `x`, `y` of
+    $L\\mathbf{x} = \\mathbf{b}$ into those for the smaller factor and $\\mathbf{b}$ without entry `pos`."""
+    cs = np.empty(max(s - 1 - pos, 0))
+    sns = np.empty(max(s - 1 - pos, 0))
     for r in range(pos, s - 1):
+        row = Lf[r]
         for k in range(r + 2):
-            Lf[r, k] = Lf[r + 1, k]
-    for r in range(pos, s - 1):
-        a = Lf[r, r]
-        b = Lf[r, r + 1]
+            row[k] = Lf[r + 1, k]
+        for q in range(pos, r):                      # the rotations found so far, in order
+            c, sn = cs[q - pos], sns[q - pos]
+            a, b = row[q], row[q + 1]
+            row[q] = c * a + sn * b
+            row[q + 1] = -sn * a + c * b
+        a, b = row[r], row[r + 1]
         h = np.sqrt(a * a + b * b)
-        if h == 0.0:
-            continue
-        c = a / h
-        sn = b / h
-        Lf[r, r] = h
-        Lf[r, r + 1] = 0.0
-        for rr in range(r + 1, s - 1):
-            x = Lf[rr, r]
-            y = Lf[rr, r + 1]
-            Lf[rr, r] = c * x + sn * y
-            Lf[rr, r + 1] = -sn * x + c * y
+        c, sn = (a / h, b / h) if h != 0.0 else (1.0, 0.0)
+        cs[r - pos], sns[r - pos] = c, sn
+        row[r] = h
+        row[r + 1] = 0.0
+        a, b = x[r], x[r + 1]
+        x[r], x[r + 1] = c * a + sn * b, -sn * a + c * b
+        a, b = y[r], y[r + 1]
+        y[r], y[r + 1] = c * a + sn * b, -sn * a + c * b
 
 # %% ../nbs/05_nu_oelm.ipynb #4d2c72a8
 @njit(cache=True, fastmath=_FASTSUM)
@@ -202,6 +206,8 @@ class _Work(NamedTuple):
     u: np.ndarray         # triangular-solve work vectors
     v: np.ndarray
     p: np.ndarray         # the step on S
+    lu: np.ndarray        # L^-1 1 and L^-1 g_S for the current factor: updated in O(|S|) per step
+    lv: np.ndarray
 
 # %% ../nbs/05_nu_oelm.ipynb #f63e1e48
 class _State(NamedTuple):
@@ -275,7 +281,7 @@ def _start(P, alpha0):
         suma += alpha[i]
     g = _initial_gradient(P, alpha)
     work = _Work(alpha, g, status, np.empty(n, np.int64), posS, np.empty(n), dal, np.empty(n, np.int64), post,
-                 pending, np.empty(n), ones, np.empty(n), np.empty(n), np.empty(n))
+                 pending, np.empty(n), ones, np.empty(n), np.empty(n), np.empty(n), np.zeros(n), np.zeros(n))
     return _Start(work, npend, suma)
 
 # %% ../nbs/05_nu_oelm.ipynb #9efa0578
@@ -400,11 +406,12 @@ def _move_to_bound(Q, ub, alpha, status, gS, free, s, k, up):
 
 # %% ../nbs/05_nu_oelm.ipynb #0ec41be6
 @njit(cache=True)
-def _leave_free_set(Lf, free, posS, gS, s, blk):
+def _leave_free_set(Lf, free, posS, gS, s, blk, lu, lv):
     """Remove position `blk` from the free set: its factor row and column (Givens), its entries of `W.free` and
-    `W.gS` (and `W.posS`); returns the new size."""
+    `W.gS` (and `W.posS`), and $L^{-1}\\mathbf{1}$, $L^{-1}\\mathbf{g}_S$ (`W.lu`, `W.lv`) rotated with the
+    factor; returns the new size."""
     k = free[blk]
-    _chol_delete(Lf, s, blk)
+    _chol_delete(Lf, s, blk, lu, lv)
     for a in range(blk, s - 1):
         free[a] = free[a + 1]
         gS[a] = gS[a + 1]
@@ -469,7 +476,7 @@ def _singular_step(P, W, st, j, dirj):
     k = free[blk]
     delta = _move_to_bound(Q, ub, alpha, status, gS, free, s, k, d[blk] > 0)
     ntouch = _record_change(dal, touched, post, ntouch, k, delta)
-    s = _leave_free_set(st.Lf, free, posS, gS, s, blk)
+    s = _leave_free_set(st.Lf, free, posS, gS, s, blk, W.lu, W.lv)
     return _SingularStep(_State(st.Lf, s, ntouch, st.it, suma + delta), False, dirj)
 
 # %% ../nbs/05_nu_oelm.ipynb #050145ae
@@ -498,12 +505,32 @@ def _try_append(Q, c, u, free, Lf, s, j, sing_tol):
     Lf[s, s] = np.sqrt(d2)
     return True
 
+# %% ../nbs/05_nu_oelm.ipynb #8669bbac
+@njit(cache=True)
+def _factor_solves(Lf, s, gS, has_eq, ones, lu, lv):
+    "$\\mathbf{u} = L^{-1}\\mathbf{1}$ (with the equality) into `lu` and $\\mathbf{v} = L^{-1}\\mathbf{g}_S$ into `lv`."
+    _forward_substitute(Lf, s, gS, lv)
+    if has_eq:
+        _forward_substitute(Lf, s, ones, lu)
+
+
+@njit(cache=True, fastmath=_FASTSUM)
+def _append_solves(Lf, s, gs, lu, lv):
+    "Entry s of $L^{-1}\\mathbf{1}$ (`lu`) and of $L^{-1}\\mathbf{g}_S$ (`lv`) after row s was appended, $g_s$ = `gs`."
+    a1 = 1.0
+    ag = gs
+    for a in range(s):
+        a1 -= Lf[s, a] * lu[a]
+        ag -= Lf[s, a] * lv[a]
+    lu[s] = a1 / Lf[s, s]
+    lv[s] = ag / Lf[s, s]
+
 # %% ../nbs/05_nu_oelm.ipynb #d03acc35
 @njit(cache=True)
 def _enter_pending(P, W, opt, st, npend):
     """Let the entering indices (the violators chosen by the KKT check, or the free values of a warm start) join
-    the free set $S$: append each to the factor, or, while its pivot is singular, take singular-direction steps.
-    Returns the new `_State`."""
+    the free set $S$: append each to the factor (and an entry to `W.lu`, `W.lv`), or, while its pivot is singular,
+    take singular-direction steps (both then solved afresh). Returns the new `_State`."""
     pending, status, alpha, free, posS, gS, u = W.pending, W.status, W.alpha, W.free, W.posS, W.gS, W.u
     g, dal, touched = W.g, W.dal, W.touched
     Q, c, ub, n, sing_tol = P.Q, P.c, P.ub, P.Q.shape[0], opt.sing_tol
@@ -518,6 +545,7 @@ def _enter_pending(P, W, opt, st, npend):
             Lf = _grow_factor(Lf, s, n)
             if _try_append(Q, c, u, free, Lf, s, j, sing_tol):          # j joins S
                 gS[s] = _current_gradient(Q, g, dal, touched, ntouch, j)
+                _append_solves(Lf, s, gS[s], W.lu, W.lv)
                 free[s] = j
                 posS[j] = s
                 status[j] = _FREE
@@ -525,27 +553,26 @@ def _enter_pending(P, W, opt, st, npend):
                 break
             step = _singular_step(P, W, _State(Lf, s, ntouch, it, suma), j, dirj)
             (Lf, s, ntouch, it, suma), dirj = step.state, step.dirj
+            _factor_solves(Lf, s, gS, P.has_eq, W.ones, W.lu, W.lv)
             if step.done:
                 break
     return _State(Lf, s, ntouch, it, suma)
 
 # %% ../nbs/05_nu_oelm.ipynb #bc082f5b
 @njit(cache=True)
-def _equality_step(Lf, s, gS, has_eq, r, c, ones, u, v, p):
-    """The step $\\mathbf{p}$ of eq. 31 on the free set, into `p` (`W.p`; `u`, `v` are work vectors, `ones` is
-    `W.ones`: arrays, since it runs once per inner step).
+def _equality_step(Lf, s, has_eq, r, c, u, v, p):
+    """The step $\\mathbf{p}$ of eq. 31 on the free set, into `p` (`W.p`), from $\\mathbf{u} = L^{-1}\\mathbf{1}$
+    and $\\mathbf{v} = L^{-1}\\mathbf{g}_S$ (`W.lu`, `W.lv`, kept current by the callers): arrays, since it runs once
+    per inner step.
 
-    With $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top = LL^\\top$, $\\mathbf{u} = L^{-1}\\mathbf{1}$ and
-    $\\mathbf{v} = L^{-1}\\mathbf{g}_S$: $\\mathbf{p} = L^{-\\top}(\\mu\\mathbf{u} - \\mathbf{v})$ with
-    $\\mu = (r + \\mathbf{u}^\\top\\mathbf{v})/\\mathbf{u}^\\top\\mathbf{u}$, so that
-    $\\mathbf{1}^\\top\\mathbf{p} = r$ (the residual of the equality); three triangular solves. Returns the
+    With $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top = LL^\\top$: $\\mathbf{p} = L^{-\\top}(\\mu\\mathbf{u} -
+    \\mathbf{v})$ with $\\mu = (r + \\mathbf{u}^\\top\\mathbf{v})/\\mathbf{u}^\\top\\mathbf{u}$, so that
+    $\\mathbf{1}^\\top\\mathbf{p} = r$ (the residual of the equality); one triangular solve. Returns the
     multiplier $\\lambda = \\mu - c\\,\\mathbf{1}^\\top\\mathbf{p}$, for which
     $Q_{SS}\\mathbf{p} = \\lambda\\mathbf{1} - \\mathbf{g}_S$. Without the equality (OELM)
     $\\mathbf{p} = -Q_{SS}^{-1}\\mathbf{g}_S$ and $\\lambda = 0$."""
-    _forward_substitute(Lf, s, gS, v)
     mu = 0.0
     if has_eq:
-        _forward_substitute(Lf, s, ones, u)
         uv = 0.0
         uu = 0.0
         for a in range(s):
@@ -569,21 +596,24 @@ def _minimise_on_free_set(P, W, st, max_iter):
     the free set; if the step leaves the box, stop at the first bound (ratio test) and drop that variable from $S$.
     The gradient update: $\\mathbf{g}_S \\mathrel{+}= \\tau Q_{SS}\\mathbf{p} = \\tau(\\lambda\\mathbf{1} -
     \\mathbf{g}_S)$ in $O(|S|)$ from eq. 31; the $O(N)$ update of the full gradient per changed variable is deferred
-    (`W.dal`). Returns the new `_State`."""
+    (`W.dal`); $L^{-1}\\mathbf{g}_S$ follows in $O(|S|)$ too: $\\tau(\\lambda\\mathbf{u} - \\mathbf{v})$ for the step,
+    $\\delta(L^\\top\\mathbf{e}_k - c\\mathbf{u})$ for a variable put on its bound (as $L^{-1}(Q_{Sk} + c\\mathbf{1}) =
+    L^\\top\\mathbf{e}_k$), so each step costs one triangular solve. Returns the new `_State`."""
     # every field is unpacked before the first call: the containers are then released, and the kernels get arrays
     alpha, status, free, posS, gS, p = W.alpha, W.status, W.free, W.posS, W.gS, W.p
-    dal, touched, post, ones, u, v = W.dal, W.touched, W.post, W.ones, W.u, W.v
+    dal, touched, post, lu, lv = W.dal, W.touched, W.post, W.lu, W.lv
     Q, ub, has_eq, total, c = P.Q, P.ub, P.has_eq, P.total, P.c
     Lf, s, ntouch, it, suma = st.Lf, st.s, st.ntouch, st.it, st.suma
     while s > 0 and it < max_iter:
         it += 1
-        lam = _equality_step(Lf, s, gS, has_eq, total - suma, c, ones, u, v, p)
+        lam = _equality_step(Lf, s, has_eq, total - suma, c, lu, lv, p)
         tau, blk = _ratio_test(p, s, free, alpha, ub, 1.0)
         for a in range(s):
             k = free[a]
             alpha[k] += tau * p[a]
             suma += tau * p[a]
             gS[a] += tau * (lam - gS[a])
+            lv[a] += tau * (lam * lu[a] - lv[a])
             ntouch = _record_change(dal, touched, post, ntouch, k, tau * p[a])
         if blk < 0:
             break
@@ -591,7 +621,11 @@ def _minimise_on_free_set(P, W, st, max_iter):
         delta = _move_to_bound(Q, ub, alpha, status, gS, free, s, k, p[blk] > 0)
         ntouch = _record_change(dal, touched, post, ntouch, k, delta)
         suma += delta
-        s = _leave_free_set(Lf, free, posS, gS, s, blk)
+        for a in range(blk + 1):
+            lv[a] += delta * Lf[blk, a]
+        for a in range(s):
+            lv[a] -= delta * c * lu[a]
+        s = _leave_free_set(Lf, free, posS, gS, s, blk, lu, lv)
     return _State(Lf, s, ntouch, it, suma)
 
 # %% ../nbs/05_nu_oelm.ipynb #3e65cd07
@@ -700,6 +734,7 @@ def _active_set_core(P, opt, alpha0):
     while True:
         for a in range(st.s):
             gS[a] = g[free[a]]
+        _factor_solves(st.Lf, st.s, gS, P.has_eq, W.ones, W.lu, W.lv)
         st = _enter_pending(P, W, opt, st, npend)
         st = _minimise_on_free_set(P, W, st, opt.max_iter)
         st = _State(st.Lf, st.s, _flush_gradient(Q, W, st.ntouch), st.it, st.suma)
@@ -1516,7 +1551,8 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
         inputs in [0, 1]) and biases in `bias_range` (default (-1.0, 1.0); the paper: (0, 1)); `center` (default
         True) subtracts the training mean of the hidden features.
     ridge : float, default=0.0
-        Adds ridge·mean(diag K) to the diagonal of K: a unique optimum when the margin collapses (1e-8 is enough).
+        Adds ridge·mean(diag K) to diag K: a unique optimum when the margin collapses (1e-6 on the paper's ELM kernel
+        at ν = 0.1, where 1e-8 leaves it collapsed on every draw: papers/05_ding2017).
     intercept_scaling : float, default=1.0
         A regularised bias (LIBLINEAR's): its square added to K, b = its square times Σ dual_coef_; 0: the paper's.
     gamma : float, 'scale' or None, default='scale'
@@ -1529,8 +1565,7 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
         `predict_proba` from a sigmoid calibration of out-of-fold scores (5 internal folds on blocks of K: 2.6-4x
         the fit time measured); its arg-max may differ from `predict` near the boundary (as SVC's). False skips it.
     tol, max_iter : float in (0, 1), default=1e-8; int or None, default=None
-        The active-set solver's stopping tolerance (see `nu_oelm_active_set`, `oelm_active_set`) and steps per
-        column (None: max(10000, 100 N)).
+        The active-set stopping tolerance (`nu_oelm_active_set`) and steps per column (None: max(10000, 100 N)).
     warm_start : bool, default=False
         Start each column from the previous fit's solution (a sweep over ν on the same data).
     random_state : int, RandomState or None, default=None
