@@ -715,8 +715,7 @@ class _Evaluation:
 # %% ../nbs/06_mkl.ipynb #7c19916a
 @dataclass
 class MKLResult:
-    """The result of `silp_mkl`, `newton_mkl` and `qcqp_mkl` (the solvers construct it; each parameter is kept as the
-    attribute of the same name).
+    """The result of `silp_mkl`, `newton_mkl` and `qcqp_mkl` (each parameter is kept as the attribute of its name).
 
     Parameters
     ----------
@@ -727,8 +726,7 @@ class MKLResult:
     C : float
         The paper's C = 1 / theta_identity.
     effective_C : float
-        C of the fitted model on the normalised combination $\\sum_k\\theta_kK_k/\\sum_k\\theta_k$:
-        $(1-\\mu_0)/\\mu_0$ with C learned, C itself otherwise.
+        C on the normalised combination $\\sum_k\\theta_kK_k/\\sum_k\\theta_k$: $(1-\\mu_0)/\\mu_0$ (learned C), else C.
     dual_coef : ndarray of shape (N,) or (N, Q)
         A, so that f(x) = sum_k theta_k k_k(x, X) A + intercept.
     intercept : float or ndarray of shape (Q,)
@@ -739,19 +737,18 @@ class MKLResult:
         Solver iterations (SILP: LP rounds; Newton: Newton steps; QCQP: interior-point iterations).
     converged : bool
     history : list of (float, float)
-        Per iteration, an upper and a lower bound on the optimum D*: (D(theta^t), LP value u^t) for the SILP,
-        (D(theta^t), D(theta^t) - Frank-Wolfe gap) for Newton.
+        Per iteration, upper and lower bounds on D*: (D(theta^t), LP value) (SILP), (D, D - Frank-Wolfe gap) (Newton).
     quad_forms : ndarray of shape (n_kernels,)
         $\\tfrac12\\operatorname{tr}(A^\\top K_kA)$ at the solution.
     gap : float
         Certified relative gap (D(theta) - D*) / D(theta) <= gap at exit (NaN for the QCQP).
     solver : str
         'silp', 'newton', 'qcqp' or 'direct' (one precomputed matrix, nothing to learn).
-
-    Attributes
-    ----------
-    theta, theta_identity, C, effective_C, dual_coef, intercept, objective, n_iter, converged : as the parameters
-    history, quad_forms, gap, solver : as the parameters
+    n_factorizations : int
+        Cholesky factorisations of $\\Omega(\\theta)$ made (Newton: its start and each point its line search tried).
+    cholesky : ndarray of shape (N, N) or None
+        Lower Cholesky factor of $\\Omega(\\theta)$ at the returned weights (strict upper triangle: other data),
+        reused by the estimators' leave-one-out; None for the QCQP and 'direct'.
 
     Examples
     --------
@@ -773,6 +770,8 @@ class MKLResult:
     quad_forms: np.ndarray = None
     gap: float = float('nan')
     solver: str = ''
+    n_factorizations: int = 0
+    cholesky: np.ndarray = field(default=None, repr=False)
 
 # %% ../nbs/06_mkl.ipynb #da7f141e
 class _MKLProblem:
@@ -792,6 +791,7 @@ class _MKLProblem:
         self.intercept = _check_bool(fit_intercept, 'fit_intercept')
         self.d0 = 1.0 / _check_weights(sample_weight, self.n)
         self.m = self.p + self.learn
+        self.n_factorizations = 0
 
     def identity_weight(self, theta):
         return float(theta[-1]) if self.learn else 1.0 / self.C
@@ -830,6 +830,7 @@ class _MKLProblem:
 
 # %% ../nbs/06_mkl.ipynb #d40dba6a
 _SINGULAR_PIVOTS = 1e-14
+_POTRF, _POTRS, _TRTRS = sla.get_lapack_funcs(('potrf', 'potrs', 'trtrs'), dtype=np.float64)
 
 def _evaluate(prob, theta, strict=False):
     """The kernel-ELM solve at theta: one Cholesky for all outputs (and the bias of the bordered system).
@@ -839,20 +840,25 @@ def _evaluate(prob, theta, strict=False):
     `strict` also where the pivots span more than 1e14 (a condition number above 1e14), where the gradient
     loses its digits. Omega is symmetric, so its transpose, a Fortran-ordered view, is factorised in place: given
     the C-ordered array, LAPACK first transposes a copy, which at N = 400 takes 0.8-2.9 ms per factorisation
-    against 0.7-0.9 ms in place (one thread; the copy's cost depends on the state of the allocator)."""
-    factor = sla.cho_factor(prob.omega(theta).T, lower=True, overwrite_a=True, check_finite=False)
-    pivots = np.diag(factor[0]) ** 2
+    against 0.7-0.9 ms in place (one thread). LAPACK is called directly (`potrf`, then one `potrs` for the targets
+    and the bias's column of ones together): scipy's checking wrappers cost more than the solves at N < 500."""
+    prob.n_factorizations += 1
+    L, info = _POTRF(prob.omega(theta).T, lower=1, overwrite_a=1, clean=0)
+    if info != 0:
+        raise np.linalg.LinAlgError("combination not positive definite")
+    pivots = L.diagonal() ** 2
     if strict and pivots.min() < _SINGULAR_PIVOTS * pivots.max():
         raise np.linalg.LinAlgError("numerically singular combination")
-    A = sla.cho_solve(factor, prob.T, check_finite=False)
-    b, u = np.zeros(prob.T.shape[1]), None
+    R = np.column_stack([prob.T, np.ones(prob.n)]) if prob.intercept else prob.T
+    X, _ = _POTRS(L, R, lower=1)
+    A, b, u = X[:, :prob.T.shape[1]], np.zeros(prob.T.shape[1]), None
     if prob.intercept:
-        u = sla.cho_solve(factor, np.ones(prob.n), check_finite=False)
+        u = X[:, -1]
         b = A.sum(axis=0) / u.sum()
         A = A - np.outer(u, b)
     if not np.all(np.isfinite(A)):
         raise np.linalg.LinAlgError("non-finite solution")
-    return _Evaluation(A, b, 0.5 * float(np.vdot(A, prob.T)), factor, u)
+    return _Evaluation(A, b, 0.5 * float(np.vdot(A, prob.T)), (L, True), u)
 
 # %% ../nbs/06_mkl.ipynb #0b58efe8
 def _stacked_products(prob, ev, index=None):
@@ -873,7 +879,7 @@ def _hessian(prob, ev, B):
     rank-one term s_k^T s_l / 1^T u with u = Omega^{-1} 1 and s_k = B_k^T u."""
     m, n, Q = B.shape
     flat = B.transpose(1, 0, 2).reshape(n, m * Q)
-    Y = sla.solve_triangular(ev.factor[0], flat, lower=True, check_finite=False)
+    Y, _ = _TRTRS(ev.factor[0], flat, lower=1)          # LAPACK directly: the wrapper costs more at N < 500
     Y = Y.reshape(n, m, Q).transpose(1, 0, 2).reshape(m, n * Q)
     H = Y @ Y.T
     if prob.intercept:
@@ -895,7 +901,8 @@ def _mkl_result(prob, theta, ev, q, n_iter, converged, history, gap, solver):
                      intercept=float(ev.b[0] * prob.scale) if len(shape) == 1 else ev.b * prob.scale,
                      objective=ev.D * s2, n_iter=n_iter, converged=converged,
                      history=[(a * s2, b * s2) for a, b in history], quad_forms=0.5 * q[:prob.p] * s2,
-                     gap=gap, solver=solver)
+                     gap=gap, solver=solver, n_factorizations=prob.n_factorizations,
+                     cholesky=None if ev.factor is None else ev.factor[0])
 
 # %% ../nbs/06_mkl.ipynb #5c782a56
 def _initial_theta(theta0, m):
@@ -1136,7 +1143,7 @@ def _kkt_solve(K, r):
     "Solve the KKT system of a face: LU, or least squares where it is singular (a flat direction of the model)."
     try:
         sol = np.linalg.solve(K, r)
-        if np.all(np.isfinite(sol)) and np.max(np.abs(K @ sol - r)) <= 1e-9 * max(1.0, np.max(np.abs(r))):
+        if np.isfinite(sol).all() and np.abs(K @ sol - r).max() <= 1e-9 * max(1.0, np.abs(r).max()):
             return sol
     except np.linalg.LinAlgError:
         pass
@@ -1169,6 +1176,47 @@ def _check_qp(H, c):
     return H, c
 
 
+# %% ../nbs/06_mkl.ipynb #30ae1f30
+def _active_set(H, c, z0, tol, max_iter):
+    """The active-set loop of `simplex_qp` on checked float64 H and c (the Newton steps call it directly: the checks
+    cost as much as the loop on their 5-20 weights): solve the KKT system of the free weights; a negative weight
+    moves the point to the face's boundary and leaves, a negative multiplier brings its weight in."""
+    m = c.size
+    z = _qp_start(H, c, z0)
+    free = z > 0
+    thresh = tol * max(1.0, float(np.abs(H.diagonal()).max()), float(np.abs(c).max()))
+    for _ in range(max_iter or 10 * m + 10):
+        F = np.flatnonzero(free)
+        f = F.size
+        K = np.empty((f + 1, f + 1))
+        K[:f, :f] = H[np.ix_(F, F)]
+        K[f, :f] = K[:f, f] = 1.0
+        K[f, f] = 0.0
+        r = np.empty(f + 1)
+        r[:f], r[f] = -c[F], 1.0
+        sol = _kkt_solve(K, r)
+        w = sol[:f]
+        if w.min() >= 0:
+            z = np.zeros(m)
+            z[F] = w
+            lam = H @ z + c + sol[f]             # multipliers of z >= 0
+            lam[F] = 0.0
+            j = int(lam.argmin())
+            if lam[j] >= -thresh:
+                return z
+            free[j] = True
+            continue
+        zF = z[F]
+        step = w - zF                            # move towards w until a weight reaches 0, and drop it
+        neg = np.flatnonzero(step < 0)
+        ratios = zF[neg] / -step[neg]
+        k = int(ratios.argmin())
+        zF = np.maximum(zF + ratios[k] * step, 0.0)
+        zF[neg[k]] = 0.0
+        z[F] = zF
+        free = z > 0
+    return z
+
 # %% ../nbs/06_mkl.ipynb #58fb235d
 def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
     """Minimise $\\tfrac12z^\\top Hz+c^\\top z$ over the simplex $\\{z\\ge0,\\ \\mathbf 1^\\top z=1\\}$ (H symmetric
@@ -1199,34 +1247,7 @@ def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
     [0.0, 1.0]
     """
     H, c = _check_qp(H, c)
-    m = c.size
-    z = _qp_start(H, c, z0)
-    free = z > 0
-    thresh = tol * max(1.0, float(np.max(np.abs(np.diag(H)))), float(np.max(np.abs(c))))
-    for _ in range(max_iter or 10 * m + 10):
-        F = np.flatnonzero(free)
-        K = np.ones((F.size + 1, F.size + 1))
-        K[:-1, :-1] = H[F][:, F]
-        K[-1, -1] = 0.0
-        sol = _kkt_solve(K, np.append(-c[F], 1.0))
-        w, nu = sol[:-1], sol[-1]
-        if w.min() >= 0:
-            z = np.zeros(m)
-            z[F] = w
-            lam = H @ z + c + nu             # multipliers of z >= 0
-            lam[F] = 0.0
-            j = int(np.argmin(lam))
-            if lam[j] >= -thresh:
-                return z
-            free[j] = True
-            continue
-        step = w - z[F]                      # move towards w until a weight reaches 0, and drop it
-        neg = step < 0
-        ratios = z[F][neg] / -step[neg]
-        z[F] = np.maximum(z[F] + ratios.min() * step, 0.0)
-        z[F[neg][np.argmin(ratios)]] = 0.0
-        free = z > 0
-    return z
+    return _active_set(H, c, z0, tol, max_iter)
 
 # %% ../nbs/06_mkl.ipynb #bdf143b2
 _POWER_START, _POWER_MAX = 0.5, 0.9
@@ -1253,7 +1274,7 @@ def _newton_step(prob, ev, theta, g, B, index, power):
     low, high = np.linalg.eigvalsh(M)[[0, -1]]
     M.flat[::M.shape[0] + 1] += max(-low, 0.0) + 1e-12 * max(high, 1e-300)    # PSD to rounding
     t = theta[index]
-    step = simplex_qp(M, g - M @ t, t) - t
+    step = _active_set(M, g - M @ t, t, 1e-12, None) - t
     if g @ step >= 0:                        # no descent from the model (rounding): Frank-Wolfe direction
         step = -t
         step[np.argmin(g)] += 1.0
@@ -1742,23 +1763,24 @@ def _warn_if_degenerate(name, identity_weight, effective_C, one_class=False):
 
 
 # %% ../nbs/06_mkl.ipynb #a9d9e765
-def _bordered_inverse_diagonal(Om, intercept):
-    """The diagonal of $\\mathbf M^{-1}$, $\\mathbf M$ = $\\Omega$ bordered by the bias row with an intercept: one
-    Cholesky factorisation of $\\Omega$ (overwritten) and one triangular inversion, whose column norms are the
-    diagonal of $\\Omega^{-1}$. None where $\\Omega$ is not positive definite."""
-    try:
-        L = sla.cholesky(Om.T, lower=True, overwrite_a=True, check_finite=False)
-    except np.linalg.LinAlgError:
-        return None
-    Li, info = sla.lapack.dtrtri(L, lower=1, overwrite_c=1)
+def _bordered_inverse_diagonal(Om, intercept, factor=None):
+    """The diagonal of $\\mathbf M^{-1}$, $\\mathbf M$ = $\\Omega$ bordered by the bias row with an intercept: from
+    the lower Cholesky factor of $\\Omega$ (`factor`: a solver's `MKLResult.cholesky`, overwritten, its strict upper
+    triangle ignored) or one factorisation of `Om` (overwritten), and one triangular inversion, whose column norms
+    are the diagonal of $\\Omega^{-1}$. None where $\\Omega$ is not positive definite."""
+    if factor is None:
+        try:
+            factor = sla.cholesky(Om.T, lower=True, overwrite_a=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            return None
+    u = sla.cho_solve((factor, True), np.ones(len(factor)), check_finite=False) if intercept else None   # Omega^-1 1
+    Li, info = sla.lapack.dtrtri(factor, lower=1, overwrite_c=1)
     if info != 0:
         return None
     diag = _inverse_diagonal(Li)                      # (Omega^{-1})_jj, as the kernel ELM's leave-one-out
     if intercept:
-        u = Li.T @ Li.sum(axis=1)                     # Omega^{-1} 1
         diag = diag - u ** 2 / u.sum()
     return diag if np.all(np.isfinite(diag)) and np.all(diag > 0) else None
-
 
 # %% ../nbs/06_mkl.ipynb #91323d25
 def _loo_residuals(diag, A, d, share=None):
@@ -2017,7 +2039,8 @@ def _fit_result(est, X, T, w, rows, C, loo=False):
     repeated rows (as in the fit), so leaving a row out leaves out one unit of its weight (all of it below 1), and
     each of several merged rows is left out on its own. `C` is a number, None (learned) or a tuple of candidates,
     of which the fit of least weighted leave-one-out mean squared residual wins (tried from C = 1 outwards: a tie
-    keeps the one nearest 1); `loo` asks for the residuals of a single C."""
+    keeps the one nearest 1); `loo` asks for the residuals of a single C. The leave-one-out diagonal reuses the
+    solver's Cholesky factor of the final system (`MKLResult.cholesky`): no refactorisation per candidate."""
     w_in = np.ones(rows.size) if w is None else w[rows]
     group = np.arange(rows.size)
     single = est._precomputed() and len(X) == 1 and C is not None
@@ -2040,7 +2063,9 @@ def _fit_result(est, X, T, w, rows, C, loo=False):
         r, score = None, np.inf
         if loo or len(Cs) > 1:
             d = res.theta_identity / (np.ones(rows.size) if wr is None else wr)
-            diag = _bordered_inverse_diagonal(_solution_omega(source, res, d), est.fit_intercept)
+            factor, res.cholesky = res.cholesky, None     # the solver's factor of this Omega, used up here
+            diag = _bordered_inverse_diagonal(None if factor is not None else _solution_omega(source, res, d),
+                                              est.fit_intercept, factor)
             if diag is not None:
                 A = np.reshape(res.dual_coef, (rows.size, -1))[group]
                 r = _loo_residuals(diag[group], A, d[group], share)

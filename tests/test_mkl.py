@@ -635,3 +635,43 @@ def test_small_bank_never_compiles_the_parallel_kernels():
         out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == '[0, 0, 0, 0]', out.stdout + out.stderr
     assert 'compiling the parallel' not in out.stderr
+
+
+@pytest.mark.parametrize('solve', [newton_mkl, silp_mkl])
+@pytest.mark.parametrize('C', [2.0, None])
+def test_solver_returns_the_cholesky_factor_of_its_solution(solve, C):
+    "MKLResult.cholesky is the lower factor of Omega at the returned weights (with weights and the bias); counted."
+    from kelm_nb.mkl import _solution_omega
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(50, 3))
+    Ks = kernel_matrices(['linear', ('rbf', {'gamma': 0.5}), ('poly', {'degree': 2})], X)[0]
+    w = rng.uniform(0.5, 2.0, 50)
+    r = solve(Ks, np.sign(X[:, 0]), C=C, fit_intercept=True, sample_weight=w)
+    L = np.tril(r.cholesky)
+    np.testing.assert_allclose(L @ L.T, _solution_omega(ArrayKernelBank(Ks), r, r.theta_identity / w), atol=1e-11)
+    assert r.n_factorizations >= r.n_iter >= 1
+    assert qcqp_mkl(Ks, np.sign(X[:, 0]), C=1.0).cholesky is None
+
+
+@pytest.mark.parametrize('kwargs', [dict(C='auto'), dict(C='auto', fit_intercept=False), dict(learn_C=True),
+                                    dict(C=3.0, solver='silp')])
+def test_leave_one_out_from_the_solver_factor_equals_a_refactorisation(monkeypatch, kwargs):
+    "The estimators reuse the solver's factor for the leave-one-out diagonal: the same C, model and residuals."
+    import kelm_nb.mkl as M
+    X, y = make_moons(120, noise=0.3, random_state=0)
+    X = np.vstack([X, X[:5]])                                   # repeated rows: merged, left out one at a time
+    y = np.r_[y, y[:5]]
+    est = MKLELMClassifier(**kwargs)
+    T = np.where(y[:, None] == 1, 1.0, -1.0)
+    reuse = M._fit_result(est, X, T, None, np.arange(len(y)), M._check_mkl_params(est), loo=True)
+    solver = M._SOLVERS[est.solver]
+
+    def without_factor(*args, **kw):
+        r = solver(*args, **kw)
+        r.cholesky = None
+        return r
+    monkeypatch.setitem(M._SOLVERS, est.solver, without_factor)
+    again = M._fit_result(est, X, T, None, np.arange(len(y)), M._check_mkl_params(est), loo=True)
+    assert reuse[0].C == again[0].C
+    np.testing.assert_allclose(reuse[2], again[2], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(reuse[0].dual_coef, again[0].dual_coef, rtol=1e-12)

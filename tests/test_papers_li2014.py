@@ -40,3 +40,41 @@ def test_one_split_prints_n_1_and_says_quick(make):
     assert '± 0 ' not in str(one) and '± nan' not in str(one)
     assert 'quick mode: mean ± sd over 2 random splits' in two.title and '95.5 ± 0.7071' in str(two)
     assert 'full protocol' in make(_fake_raw(20)).title
+
+
+def _paired_raw(diffs):
+    "Thyroid splits where MKL-ELM beats the best single kernel by `diffs` points (every other method at 90 %)."
+    keys = {'mkl', 'meb', 'sk', 'elm'} | {k for k, _ in L.MKL_HELP_METHODS}
+    return {'thyroid': [{k: {'tsa': 90.0 + (d if k == 'mkl' else 0.0), 'time': 0.1} for k in keys} for d in diffs]}
+
+
+def test_verdicts_are_paired_tests_beside_the_paper_rule():
+    rows = {r['row']: r for r in L.mkl_verdict_table(_paired_raw([1.0, 2.0, 1.5, 3.0, 2.5, 1.0])).records()}
+    row = rows['Thyroid: mkl - sk']
+    assert row['verdict'] == 'better' and row['paper_rule'] == 'holds'
+    assert abs(row['p_wilcoxon'] - 0.03125) < 1e-9 and row['p_paired_t'] < 0.01       # six positive differences
+    rows = {r['row']: r for r in L.mkl_verdict_table(_paired_raw([1.0, -1.0, 0.5, -0.5, 0.0, 0.2])).records()}
+    assert rows['Thyroid: mkl - sk']['verdict'] == 'no significant difference'
+    assert rows['Thyroid: mkl_cv - sk']['p_paired_t'] == 1.0                              # identical: no difference
+    one = L.mkl_verdict_table(_paired_raw([2.0]))
+    assert {r['row']: r for r in one.records()}['Thyroid: mkl - sk']['verdict'] == 'untested (n = 1)'
+    assert 'nan' not in str(one) and 'one random split' in one.title
+
+
+def test_newton_floor_replays_the_recorded_passes():
+    import numpy as np
+    X = np.linspace(-1, 1, 40)[:, None]
+    Ks = [np.exp(-g * (X - X.T) ** 2) for g in (0.1, 1.0, 10.0)]
+    floor, r = L.newton_floor(Ks, np.sign(X[:, 0]))
+    bank = L.RecordingBank(Ks)
+    r2 = L.newton_mkl(bank, np.sign(X[:, 0]))
+    assert sum(kind == 'combine' for kind, _ in bank.calls) == r.n_factorizations == r2.n_factorizations
+    assert floor() is None
+
+
+def test_twonorm_generator_matches_its_definition():
+    rec = {r['row']: r for r in L.twonorm_check(50_000).records()}
+    row = rec['Bayes rule sign(sum x): accuracy %']
+    acc, se = row['bundled_data'], row['bundled_data_spread']
+    assert abs(acc - rec['Bayes rule sign(sum x): accuracy %']['definition']) < 3 * se
+    assert abs(rec['class +1: mean coordinate']['generator_sample'] - 2 / 20 ** 0.5) < 0.01
