@@ -24,7 +24,7 @@ py_versions = '3.10 3.11 3.12 3.13'.split()
 requirements = shlex.split(cfg.get('requirements', ''))
 min_python = cfg['min_python']
 lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
-extras = {name: shlex.split(cfg.get(f'{name}_requirements', '')) for name in ('reference', 'dask', 'river')}
+extras = {name: shlex.split(cfg.get(f'{name}_requirements', '')) for name in ('reference', 'dask', 'river', 'peers')}
 # the dev extra brings every optional part, so that the whole test suite runs
 extras['dev'] = shlex.split(cfg.get('dev_requirements', '')) + [r for name in extras for r in extras[name]]
 

@@ -10,12 +10,12 @@ import importlib
 import json as _json
 import sys
 import time
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-from .core import ELMRegressor, KernelELMRegressor
+from .core import ELMRegressor, KernelELMRegressor, RandomHiddenLayer
 from .experiments import CASES, PAPERS, RESERVED_FIELDS, BenchCase, Table, bench_case, run_case
 
 # %% ../nbs/08_bench.ipynb #11e294d5
@@ -38,28 +38,47 @@ def _fmt(v):
     if isinstance(v, float): return f'{v:.3g}'
     return str(v)
 
+# %% ../nbs/08_bench.ipynb #5093bd76
+def _spread_cell(r, prefix):
+    "A time of a result as 'median (min-max)', three significant digits each; '-' when the case has none."
+    if r.get(f'{prefix}_s') is None: return '-'
+    median, low, high = (_fmt(float(r[f'{prefix}{s}'])) for s in ('_s', '_min_s', '_max_s'))
+    return f'{median} ({low}-{high})'
+
+# %% ../nbs/08_bench.ipynb #c2c0d181
+class _CaseSkipped(Exception):
+    "Raised by a case whose optional peer is not installed: `run_cases` reports the case as skipped, not as failed."
+
 # %% ../nbs/08_bench.ipynb #680a0a61
 def results_table(results, title='kelm-nb bench'):
-    """The results of `run_case` as a `Table`: times, ratio, target and whether it is met, quality figures.
+    """The results of `run_case` as a `Table`: times, ratios, threads, target and whether it is met, quality figures.
 
     Parameters
     ----------
     results : list of dict
-        What `run_case` returned (or error records with an `error` field).
+        What `run_case` returned (or error records with an `error` field, skipped ones with a `skipped` field).
     title : str, default='kelm-nb bench'
+        Title printed above the table.
 
     Returns
     -------
     Table
+        One row per result; the times are 'median (min-max)' seconds over the repeats.
     """
-    table = Table(title, columns=('ours_s', 'peer_s', 'ratio', 'target', 'met', 'quality'), digits=3)
+    table = Table(title, columns=('ours_s', 'peer_s', 'ratio', 'floor_s', 'floor_ratio', 'threads', 'target', 'met',
+                                  'quality'), digits=3,
+                  note='times: median (fastest-slowest) over the repeats, in seconds; ratio = ours/peer and '
+                       'floor_ratio = ours/floor, of the medians; threads: BLAS threads (all: as configured)')
     for r in results:
-        if 'error' in r:
-            table.add(r['name'], target=r.get('target', ''), quality=f"ERROR {r['error']}")
+        if 'error' in r or 'skipped' in r:
+            why = f"ERROR {r['error']}" if 'error' in r else f"skipped: {r['skipped']}"
+            table.add(r['name'], target=r.get('target', ''), quality=why)
             continue
         quality = ', '.join(f'{k}={_fmt(v)}' for k, v in r.items() if k not in RESERVED_FIELDS)
-        table.add(r['name'], ours_s=r['ours_s'], peer_s=r['peer_s'], ratio=r['ratio'], target=r['target'],
-                  met=_fmt(r['target_met']), quality=quality)
+        threads = 'all' if r.get('threads') is None else str(r['threads'])
+        table.add(r['name'], ours_s=_spread_cell(r, 'ours'), peer_s=_spread_cell(r, 'peer'), ratio=r['ratio'],
+                  floor_s=_spread_cell(r, 'floor'), floor_ratio=r.get('floor_ratio'), threads=threads,
+                  target=r['target'], met=_fmt(r['target_met']), quality=quality)
     return table
 
 # %% ../nbs/08_bench.ipynb #ceb07ab7
@@ -81,7 +100,7 @@ def run_cases(names=None, quick=False, json=False, file=None):
     Returns
     -------
     list of dict
-        One `run_case` result (or error record) per case.
+        One `run_case` result (or error or skipped record) per case.
     """
     file = sys.stdout if file is None else file
     load_cases()
@@ -91,12 +110,14 @@ def run_cases(names=None, quick=False, json=False, file=None):
         raise ValueError(f"names must be registered cases {sorted(CASES)}; unknown: {unknown}")
     results = []
     for name in names:
+        info = CASES[name]
+        record = dict(name=name, description=info.description, target=info.target)
         try:
             result = run_case(name, quick=quick)
+        except _CaseSkipped as e:       # an optional peer is not installed
+            result = dict(record, skipped=str(e))
         except Exception as e:  # report and go on with the other cases
-            info = CASES[name]
-            result = dict(name=name, description=info.description, target=info.target,
-                          error=f'{type(e).__name__}: {e}')
+            result = dict(record, error=f'{type(e).__name__}: {e}')
         results.append(result)
         if json: print(_json.dumps(result), file=file, flush=True)
     if not json: print(results_table(results), file=file, flush=True)
@@ -124,26 +145,75 @@ def _prediction_quality(y_test, p_ours, p_peer):
             'peer_rmse': float(np.sqrt(np.mean((p_peer - y_test) ** 2))),
             'max_abs_diff': diff, 'max_rel_diff': diff / max(float(np.max(np.abs(p_peer))), 1e-300)}
 
+# %% ../nbs/08_bench.ipynb #73fb2cdd
+def _elm_floor(layer, X, y, C):
+    "The least work of a ridge ELM fit: H = g(XW + b), H'H by one syrk, H'y, one Cholesky factorisation and solve."
+    from scipy.linalg import blas, cho_solve, lapack
+    H = layer.transform(X)
+    G = blas.dsyrk(1.0, H.T, trans=0, lower=0)      # H'H (upper triangle); H.T is Fortran-ordered: no copy
+    G[np.diag_indices_from(G)] += 1.0 / C
+    c, info = lapack.dpotrf(G, lower=0, overwrite_a=1, clean=0)
+    return cho_solve((c, False), H.T @ y, check_finite=False)
+
 # %% ../nbs/08_bench.ipynb #f8123a86
-@bench_case('elm_fit', target='ratio <= 1.0',
-            description='ELMRegressor fit, 1000 sigmoid units, calhousing (hidden layer timed) '
-                        'vs sklearn Ridge(cholesky, with intercept) on the same precomputed hidden features')
+@bench_case('elm_fit', target='ratio <= 0.7 and floor_ratio <= 1.15',
+            description='ELMRegressor fit, 1000 sigmoid units, calhousing, one BLAS thread, vs '
+                        'make_pipeline(RandomHiddenLayer(1000), Ridge(cholesky)); floor: layer + syrk + Cholesky')
 def _elm_fit_case(quick=False):
     from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
     X_tr, X_te, y_tr, y_te = _calhousing_split()
     n_hidden, C = (100, 100.0) if quick else (1000, 100.0)
     if quick: X_tr, y_tr = X_tr[:2000], y_tr[:2000]
-    make = lambda: ELMRegressor(n_hidden=n_hidden, activation='sigmoid', C=C, random_state=0)
-    layer = make().fit(X_tr, y_tr).hidden_layer_          # the same random layer ours draws (same seed)
-    H_tr, H_te = layer.transform(X_tr), layer.transform(X_te)
-    ours = lambda: make().fit(X_tr, y_tr)
-    peer = lambda: Ridge(alpha=1.0 / C, solver='cholesky').fit(H_tr, y_tr)
-    quality = lambda m_ours, m_peer: _prediction_quality(y_te, m_ours.predict(X_te), m_peer.predict(H_te))
-    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3)
+    layer = RandomHiddenLayer(n_hidden, activation='sigmoid', random_state=0).fit(X_tr)
+    ours = lambda: ELMRegressor(n_hidden=n_hidden, activation='sigmoid', C=C, random_state=0).fit(X_tr, y_tr)
+    peer = lambda: make_pipeline(RandomHiddenLayer(n_hidden, activation='sigmoid', random_state=0),
+                                 Ridge(alpha=1.0 / C, solver='cholesky')).fit(X_tr, y_tr)
+    floor = lambda: _elm_floor(layer, X_tr, y_tr, C)
+    quality = lambda m_ours, m_peer: _prediction_quality(y_te, m_ours.predict(X_te), m_peer.predict(X_te))
+    return BenchCase(ours=ours, peer=peer, floor=floor, quality=quality, repeats=3 if quick else 7, threads=1)
+
+# %% ../nbs/08_bench.ipynb #797739a0
+def _hpelm_fit(X, y, n_hidden, C, seed=0):
+    "hpelm's ELM with `n_hidden` sigmoid units and ridge penalty `norm = 1/C`, trained on (X, y); raises if missing."
+    import importlib.util
+    import warnings
+    if importlib.util.find_spec('hpelm') is None:
+        raise _CaseSkipped('hpelm is not installed (the optional peer: pip install "kelm_nb[peers]")')
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')              # hpelm's own import-time syntax and deprecation warnings
+        import hpelm
+    np.random.seed(seed)
+    model = hpelm.ELM(X.shape[1], 1, norm=1.0 / C, precision='double')
+    model.add_neurons(n_hidden, 'sigm')
+    model.train(X, y.reshape(-1, 1), 'r')
+    return model
+
+# %% ../nbs/08_bench.ipynb #39bd5759
+def _hpelm_case(quick=False, threads=1):
+    "Our ELMRegressor fit against hpelm's at `threads` BLAS threads; skipped when hpelm is not installed."
+    X_tr, X_te, y_tr, y_te = _calhousing_split()
+    n_hidden, C = (100, 100.0) if quick else (1000, 100.0)
+    if quick: X_tr, y_tr = X_tr[:2000], y_tr[:2000]
+    _hpelm_fit(X_tr[:50], y_tr[:50], 5, C)                 # skipped here, before any timing, when hpelm is missing
+    ours = lambda: ELMRegressor(n_hidden=n_hidden, activation='sigmoid', C=C, random_state=0).fit(X_tr, y_tr)
+    peer = lambda: _hpelm_fit(X_tr, y_tr, n_hidden, C)
+
+    def quality(m_ours, m_peer):
+        q = _prediction_quality(y_te, m_ours.predict(X_te), m_peer.predict(X_te).ravel())
+        return {'ours_rmse': q['ours_rmse'], 'peer_rmse': q['peer_rmse'], 'rmse_ratio': q['ours_rmse'] / q['peer_rmse']}
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3 if quick else 7, threads=threads)
+
+bench_case('elm_fit_hpelm', target='ratio <= 0.9',
+           description='ELMRegressor fit, 1000 sigmoid units, calhousing, one BLAS thread, vs hpelm.ELM (1000 sigm, '
+                       'norm=1/C); both test RMSEs (optional peer)')(_hpelm_case)
+bench_case('elm_fit_hpelm_2threads', target='ratio <= 0.9',
+           description='the same at two BLAS threads (a threading case) vs hpelm.ELM; both test RMSEs '
+                       '(optional peer)')(partial(_hpelm_case, threads=2))
 
 # %% ../nbs/08_bench.ipynb #c39a210a
 @bench_case('kelm_fit', target='ratio <= 1.0',
-            description='KernelELMRegressor(rbf) fit on 5000 calhousing rows + predict 1000 '
+            description='KernelELMRegressor(rbf) fit on 5000 calhousing rows + predict 1000, one BLAS thread, '
                         'vs sklearn KernelRidge(rbf, alpha=1/C, same gamma)')
 def _kelm_fit_case(quick=False):
     from sklearn.kernel_ridge import KernelRidge
@@ -155,14 +225,15 @@ def _kelm_fit_case(quick=False):
                     .fit(X_fit, y_fit).predict(X_pred))
     peer = lambda: KernelRidge(alpha=1.0 / C, kernel='rbf', gamma=gamma).fit(X_fit, y_fit).predict(X_pred)
     quality = lambda p_ours, p_peer: _prediction_quality(y_pred, p_ours, p_peer)
-    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3)
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3 if quick else 5, threads=1)
 
 # %% ../nbs/08_bench.ipynb #320bcb4d
 _OOC_SCRIPT = r'''
 import json, resource, sys, time
 import numpy as np
 from kelm_nb import ELMRegressor
-path_x, path_y, n_rows, block = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+mode, path_x, path_y = sys.argv[1:4]
+n_rows, block, n_hidden = (int(a) for a in sys.argv[4:7])
 
 def _npy_blocks(path, n_rows, width, block):
     "Rows of a 2-D (or 1-D) float64 .npy file, `block` at a time, read with np.fromfile (no memory map)."
@@ -174,8 +245,11 @@ def _npy_blocks(path, n_rows, width, block):
             yield np.fromfile(f, dtype=np.float64, count=rows * width).reshape((rows, width) if width > 1 else rows)
 
 t0 = time.perf_counter()
-model = ELMRegressor(1000, random_state=0).fit_blocks(zip(_npy_blocks(path_x, n_rows, 8, block),
-                                                          _npy_blocks(path_y, n_rows, 1, block)))
+if mode == 'stream':
+    model = ELMRegressor(n_hidden, random_state=0).fit_blocks(zip(_npy_blocks(path_x, n_rows, 8, block),
+                                                                  _npy_blocks(path_y, n_rows, 1, block)))
+else:                                           # the in-memory fit: X and y read whole
+    model = ELMRegressor(n_hidden, random_state=0).fit(np.load(path_x), np.load(path_y))
 seconds = time.perf_counter() - t0
 print(json.dumps({'seconds': seconds, 'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   'coef_head': model.coef_[:5].tolist()}))
@@ -200,41 +274,38 @@ def _write_regression_npy(folder, n_rows, block=1_000_000, random_state=0):
     return path_x, path_y
 
 # %% ../nbs/08_bench.ipynb #96800b37
-@bench_case('elm_out_of_core', target='rows_per_s_ratio >= 0.667 and peak_rss_mb <= 2048',
-            description='ELMRegressor(1000) fit_blocks over 20 M rows x 8 streamed from .npy files in blocks of '
-                        '50 000 (fresh process, peak RSS) vs the in-memory fit on 2 M rows')
+@bench_case('elm_out_of_core', target='ratio <= 1.5 and peak_rss_mb <= 2048',
+            description='ELMRegressor(300) fit_blocks over 2 M rows x 8 streamed from .npy files in blocks of '
+                        '50 000, vs the in-memory fit of the same rows read whole (each in a fresh process with '
+                        'its peak RSS), one BLAS thread')
 def _elm_out_of_core_case(quick=False):
     import json
+    import os
     import subprocess
     import tempfile
-    n_ooc, n_mem = (200_000, 100_000) if quick else (20_000_000, 2_000_000)
-    # removed when the case is dropped (or at exit): 1.3 GB of .npy at full size
+    n_rows, block, n_hidden = (50_000, 10_000, 100) if quick else (2_000_000, 50_000, 300)
+    # removed when the case is dropped (or at exit)
     folder = tempfile.TemporaryDirectory(prefix='kelm_nb_ooc_')
-    path_x, path_y = _write_regression_npy(folder.name, n_ooc)
-    X_mem = np.load(path_x, mmap_mode='r')[:n_mem].copy()
-    y_mem = np.load(path_y, mmap_mode='r')[:n_mem].copy()
+    path_x, path_y = _write_regression_npy(folder.name, n_rows)
+    env = dict(os.environ, OMP_NUM_THREADS='1', OPENBLAS_NUM_THREADS='1', MKL_NUM_THREADS='1')
 
-    def ours():
-        out = subprocess.run([sys.executable, '-c', _OOC_SCRIPT, path_x, path_y, str(n_ooc), '50000'],
-                             capture_output=True, text=True, check=True, cwd=folder.name)
+    def fit(mode):
+        args = [sys.executable, '-c', _OOC_SCRIPT, mode, path_x, path_y, str(n_rows), str(block), str(n_hidden)]
+        out = subprocess.run(args, capture_output=True, text=True, check=True, cwd=folder.name, env=env)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
-    def peer():
-        t0 = time.perf_counter()
-        ELMRegressor(1000, random_state=0).fit(X_mem, y_mem)
-        return time.perf_counter() - t0
-
     def quality(r_ours, r_peer):
-        ours_rate, mem_rate = n_ooc / r_ours['seconds'], n_mem / r_peer
-        return {'rows_out_of_core': n_ooc, 'rows_in_memory': n_mem, 'ours_rows_per_s': ours_rate,
-                'in_memory_rows_per_s': mem_rate, 'rows_per_s_ratio': ours_rate / mem_rate,
-                'peak_rss_mb': r_ours['peak_rss_mb'], 'X_on_disk_mb': n_ooc * 8 * 8 / 2 ** 20}
-    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1)
+        return {'rows': n_rows, 'n_hidden': n_hidden, 'X_on_disk_mb': n_rows * 8 * 8 / 2 ** 20,
+                'ours_rows_per_s': n_rows / r_ours['seconds'], 'in_memory_rows_per_s': n_rows / r_peer['seconds'],
+                'max_coef_diff': float(np.max(np.abs(np.subtract(r_ours['coef_head'], r_peer['coef_head'])))),
+                'peak_rss_mb': r_ours['peak_rss_mb'], 'in_memory_peak_rss_mb': r_peer['peak_rss_mb']}
+    return BenchCase(ours=lambda: fit('stream'), peer=lambda: fit('memory'), quality=quality,
+                     repeats=1 if quick else 5, threads=1)
 
 # %% ../nbs/08_bench.ipynb #f4e172b4
 @bench_case('kelm_nystrom', target='nrmse_ratio_m2000 <= 1.02 and speedup_m2000 >= 10',
             description="KernelELMRegressor(solver='nystrom', m in {500, 1000, 2000}) vs the exact solver on "
-                        'calhousing (15 325 training rows, RBF gamma=0.5, C=10): time and test NRMSE')
+                        'calhousing (15 324 training rows, RBF gamma=0.5, C=10), one BLAS thread: time and test NRMSE')
 def _kelm_nystrom_case(quick=False):
     from kelm_nb.experiments import nrmse
     X_tr, X_te, y_tr, y_te = _calhousing_split()
@@ -262,7 +333,69 @@ def _kelm_nystrom_case(quick=False):
             q[f'nrmse_ratio_{k}'] = r_ours[m][1] / r_peer[1]
             q[f'speedup_{k}'] = r_peer[0] / r_ours[m][0]
         return q
-    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1)
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1 if quick else 5, threads=1)
+
+# %% ../nbs/08_bench.ipynb #597ff63f
+@bench_case('kelm_nystrom_million',
+            description="KernelELMRegressor(solver='nystrom', m=1000, RBF gamma=0.5, C=10) fit on 1 M generated "
+                        'rows x 8 in memory, one BLAS thread (no peer at this size): time, rows/s, test NRMSE')
+def _kelm_nystrom_million_case(quick=False):
+    import tempfile
+    from kelm_nb.experiments import nrmse
+    n_rows, m, n_test = (20_000, 100, 2_000) if quick else (1_000_000, 1000, 20_000)
+    with tempfile.TemporaryDirectory(prefix='kelm_nb_million_') as folder:
+        path_x, path_y = _write_regression_npy(folder, n_rows + n_test)
+        X, y = np.load(path_x), np.load(path_y)
+    X_tr, y_tr, X_te, y_te = X[:n_rows], y[:n_rows], X[n_rows:], y[n_rows:]
+    ours = lambda: KernelELMRegressor(C=10.0, kernel='rbf', gamma=0.5, solver='nystrom', n_components=m,
+                                      random_state=0).fit(X_tr, y_tr)
+    quality = lambda model, _: {'rows': n_rows, 'n_components': m, 'test_nrmse': nrmse(y_te, model.predict(X_te)),
+                                'X_mb': X_tr.nbytes / 2 ** 20}
+    return BenchCase(ours=ours, peer=None, quality=quality, repeats=1 if quick else 5, threads=1)
+
+# %% ../nbs/08_bench.ipynb #43b19e2f
+def _nystrom_frontier(sizes, n_train=None, repeats=3, gamma=0.5, C=10.0):
+    "Fit CPU seconds (median) and test NRMSE on calhousing of ours, Nystroem + Ridge and RBFSampler + Ridge at each m."
+    from sklearn.kernel_approximation import Nystroem, RBFSampler
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from kelm_nb.core import limit_blas_threads
+    from kelm_nb.experiments import nrmse
+    X_tr, X_te, y_tr, y_te = _calhousing_split()
+    if n_train: X_tr, y_tr = X_tr[:n_train], y_tr[:n_train]
+    methods = {'ours (Nystrom K-ELM)': lambda m: KernelELMRegressor(C=C, kernel='rbf', gamma=gamma, solver='nystrom',
+                                                                    n_components=m, random_state=0),
+               'Nystroem + Ridge': lambda m: make_pipeline(Nystroem(gamma=gamma, n_components=m, random_state=0),
+                                                           Ridge(alpha=1.0 / C)),
+               'RBFSampler + Ridge': lambda m: make_pipeline(RBFSampler(gamma=gamma, n_components=m, random_state=0),
+                                                             Ridge(alpha=1.0 / C))}
+    rows = []
+    with limit_blas_threads(1):
+        for m in sizes:
+            times, models = {name: [] for name in methods}, {}
+            for _ in range(repeats):                     # interleaved: a slow spell hits every method alike
+                for name, make in methods.items():
+                    t0 = time.process_time()
+                    models[name] = make(m).fit(X_tr, y_tr)
+                    times[name].append(time.process_time() - t0)
+            rows += [dict(method=name, m=m, seconds=float(np.median(times[name])),
+                          nrmse=float(nrmse(y_te, models[name].predict(X_te)))) for name in methods]
+    return rows
+
+# %% ../nbs/08_bench.ipynb #3c4aa279
+def _plot_frontier(rows, ax=None):
+    "Test NRMSE against fit seconds of `_nystrom_frontier`'s rows: one line per method, points labelled with m."
+    import matplotlib.pyplot as plt
+    ax = plt.subplots(figsize=(7, 4.2))[1] if ax is None else ax
+    for name in dict.fromkeys(r['method'] for r in rows):
+        points = [r for r in rows if r['method'] == name]
+        ax.plot([r['seconds'] for r in points], [r['nrmse'] for r in points], 'o-', label=name)
+        for r in points:
+            ax.annotate(str(r['m']), (r['seconds'], r['nrmse']), textcoords='offset points', xytext=(4, 3), fontsize=7)
+    ax.set(xscale='log', xlabel='fit CPU seconds (one BLAS thread, median)', ylabel='test NRMSE',
+           title='calhousing, RBF gamma = 0.5, C = 10: accuracy against fit time')
+    ax.legend()
+    return ax
 
 # %% ../nbs/08_bench.ipynb #5de1b99d
 def _mg_python(n_out, stride, skip, m, h, a=0.2, b=0.1, x0=1.2):
@@ -288,7 +421,7 @@ def _mg_python(n_out, stride, skip, m, h, a=0.2, b=0.1, x0=1.2):
 
 # %% ../nbs/08_bench.ipynb #ab36b621
 @bench_case('mackey_glass_rk4', description='Mackey-Glass series (tau=30, every 6, dt=0.1): numba RK4 vs the '
-            'same scheme in plain Python', target='ratio <= 0.05')
+            'same scheme in plain Python, one BLAS thread', target='ratio <= 0.05')
 def _mackey_glass_case(quick: bool = False) -> BenchCase:
     from kelm_nb.datasets import mackey_glass
     n = 300 if quick else 3000
@@ -299,11 +432,12 @@ def _mackey_glass_case(quick: bool = False) -> BenchCase:
         # the two series agree to ~1e-13 only over the first samples; afterwards compare statistics
         return {'n_samples': n, 'max_abs_diff_first_100': float(np.max(np.abs(r_ours[:100] - r_peer[:100]))),
                 'ours_mean': float(r_ours.mean()), 'peer_mean': float(r_peer.mean())}
-    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3)
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3 if quick else 7, threads=1)
 
 # %% ../nbs/08_bench.ipynb #c744adff
 @bench_case('cross_test_overhead', description="kelm_nb cross_test (SVR, CPU data, 10x5 folds, 6-point grid) vs "
-            "sklearn cross_validate(GridSearchCV(TransformedTargetRegressor(Pipeline)))", target='ratio <= 1.2')
+            "sklearn cross_validate(GridSearchCV(TransformedTargetRegressor(Pipeline))), one BLAS thread",
+            target='ratio <= 1.2')
 def _cross_test_case(quick: bool = False) -> BenchCase:
     from sklearn.compose import TransformedTargetRegressor
     from sklearn.model_selection import GridSearchCV, KFold, cross_validate
@@ -327,4 +461,4 @@ def _cross_test_case(quick: bool = False) -> BenchCase:
     def quality(r_ours, r_peer):
         return {'ours_mse': float(np.mean(r_ours)), 'peer_mse': float(np.mean(r_peer)),
                 'max_abs_diff': float(np.max(np.abs(r_ours - r_peer)))}
-    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1 if quick else 3)
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=1 if quick else 5, threads=1)
