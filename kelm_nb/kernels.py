@@ -278,6 +278,36 @@ def _asymptotic_symmetric(P, normalize):
         np.fill_diagonal(G, 1.0)
     return G
 
+# %% ../nbs/03_kernels.ipynb #a51f0e11
+@njit(cache=True, error_model='numpy')
+def _arcsin_lower(G):
+    "arcsin in place of each entry of the lower triangle of G, and nothing else (a floor for the benchmarks)."
+    for i in range(G.shape[0]):
+        row = G[i, :i + 1]
+        for j in range(row.shape[0]):
+            row[j] = _asin(row[j])
+    return G
+
+@njit(cache=True, error_model='numpy')
+def _arcsin_symmetric(G):
+    """The floor of the tiled pass: arcsin of each entry of G's lower triangle, mirrored into the upper triangle tile by
+    tile -- the least work an exactly symmetric k(X, X) of eq. 15/16 needs after its product, without the clipping
+    and the d_i d_j product (benchmarks time the kernel against `dsyrk` plus this)."""
+    n = G.shape[0]
+    nt = (n + _TILE - 1) // _TILE
+    for p in range(nt * (nt + 1) // 2):
+        bi, bj = _tile_of_pair(p)
+        i0, j0 = bi * _TILE, bj * _TILE
+        i1, j1 = min(n, i0 + _TILE), min(n, j0 + _TILE)
+        for i in range(i0, i1):
+            row = G[i, j0:(j1 if bj < bi else i + 1)]
+            for j in range(row.shape[0]):
+                row[j] = _asin(row[j])
+        for j in range(j0, j1):
+            for i in range(i0 if bj < bi else j + 1, i1):
+                G[j, i] = G[i, j]
+    return G
+
 # %% ../nbs/03_kernels.ipynb #ee1e8232
 def _is_row_pair(X, Z):
     "True for two 1-D rows (scikit-learn calls a callable kernel of KernelRidge or pairwise_kernels that way)."

@@ -61,6 +61,33 @@ def test_inlined_arcsin():
     np.testing.assert_array_equal(kernels._asin_clipped(np.array([2.0, -3.0])), [np.pi / 2, -np.pi / 2])
 
 
+def test_arcsin_floors():
+    "The benchmark floors of the Gram pass: arcsin of the lower triangle, with and without its mirror."
+    A = np.tril(np.random.default_rng(5).uniform(-1, 1, (77, 77)))
+    np.testing.assert_allclose(kernels._arcsin_lower(A.copy()), np.arcsin(A), rtol=4.5e-16, atol=0)
+    S = kernels._arcsin_symmetric(A.copy())
+    np.testing.assert_allclose(S, np.arcsin(A + np.tril(A, -1).T), rtol=4.5e-16, atol=0)
+    assert np.array_equal(S, S.T)
+
+
+def test_symmetric_gram_equals_the_formula_with_huge_rows():
+    "k(X, X) by the tiled pass equals eq. 16 written out and the rectangular pass, also beside a row of huge norm."
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((70, 4))
+    X[3] *= 1e300
+    for sigma_w in (1e-3, 1.0, 1e3):
+        K = asymptotic_elm_kernel(X, sigma_w=sigma_w)
+        assert np.all(np.isfinite(K)) and np.array_equal(K, K.T) and np.all(np.diag(K) == 1.0)
+        Kx = _eq15(np.delete(X, 3, 0), np.delete(X, 3, 0), sigma_w)
+        d = np.sqrt(np.diag(Kx))
+        np.testing.assert_allclose(np.delete(np.delete(K, 3, 0), 3, 1), Kx / np.outer(d, d), rtol=1e-12, atol=1e-13)
+        R = asymptotic_elm_kernel(X, X.copy(), sigma_w=sigma_w)     # the rectangular pass: the same entries ...
+        off = ~np.eye(len(X), dtype=bool)
+        np.testing.assert_allclose(R[off], K[off], rtol=1e-15, atol=1e-15)
+        # ... and a diagonal arcsin(r_ii) d_i^2 near r_ii = 1, where a rounding of r is amplified by 1/sqrt(1 - r^2)
+        np.testing.assert_allclose(np.diag(R), 1.0, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize('dtype', DTYPES)
 @pytest.mark.parametrize('sigma_w', [1e-3, 0.3, 1.0, 1e3, np.inf])
 def test_asymptotic_matches_formula(dtype, sigma_w):

@@ -125,13 +125,53 @@ def test_tables(cpu_runs):
     assert row['paper'] == (3.9e3, (6.7e3 - 1.1e3) / 2) and row['rule_paper'] in ('best', 'n.s.', 'worse')
     assert row['capped'].endswith(f'/{3 * (2 * 4 + 1)}') and 0 <= row['p_vs_gauss'] <= 1
     claim = F.claim_table({'cpu': cpu_runs}, SMALL).rows[0]['values']
-    assert claim['rows'] == 209 and claim['claim'].startswith(('holds', 'fails'))
+    assert claim['rows'] == 209 and claim['rule'].startswith(('holds', 'fails'))
+    assert claim['verdict'] in ('holds', 'fails', 'undecided') and 0 <= claim['p'] <= 1
+    effect = F.fold_effect(cpu_runs[1.0].result.fold_errors, cpu_runs['gaussian'].result.fold_errors)
+    assert claim['sigma1_vs_gauss'] == effect['ratio'] and claim['fold_ratio_ci'] == (
+        f"[{effect['low']:.3g}, {effect['high']:.3g}]")
     assert F.sigma_table({'cpu': cpu_runs}).columns == ('gauss_mse', 'sigma_1e_01', 'sigma_1e00', 'sigma_1e03')
     assert F.timing_table({'cpu': cpu_runs}, SMALL).rows[0]['values']['grid_ratio'] == 2.0
     X, y = F.frenay_data('cpu')
     top, share = F.extremes_tables('cpu', cpu_runs, X, y)
     assert [r['values']['target'] for r in top.rows] == sorted(y)[::-1][:5]
     assert all(0 < r['values']['share_top'] < 1 for r in share.rows)
+
+
+def test_fold_effect_against_scipy():
+    "The interval and the p-value of `fold_effect` are scipy's paired t-test on the log fold MSEs; Wilcoxon is exact."
+    from scipy import stats
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        z = rng.uniform(0.5, 2.0, 5)
+        x = z * np.exp(rng.normal(rng.uniform(-0.5, 0.5), 0.2, 5))
+        e = F.fold_effect(x, z)
+        t = stats.ttest_rel(np.log(x), np.log(z))
+        np.testing.assert_allclose(e['p'], t.pvalue, rtol=1e-10)
+        ci = t.confidence_interval(0.95)
+        np.testing.assert_allclose([e['low'], e['high']], np.exp([ci.low, ci.high]), rtol=1e-10)
+        assert (e['p'] < 0.05) == (e['low'] > 1 or e['high'] < 1)
+        np.testing.assert_allclose(e['p_wilcoxon'], stats.wilcoxon(x, z).pvalue, rtol=1e-12)
+        assert e['p_wilcoxon'] >= 2 / 2 ** 5 - 1e-15
+        assert F.effect_verdict(e) in ('worse', 'better', 'within 10%', 'undecided')
+
+
+def test_fold_effect_bad_input():
+    for bad in (([1.0], [1.0]), ([1.0, 2.0], [1.0, 2.0, 3.0]), ([0.0, 1.0], [1.0, 1.0]), ([np.nan, 1.0], [1.0, 1.0])):
+        with pytest.raises(ValueError, match='errors and reference'):
+            F.fold_effect(*bad)
+
+
+def test_truncated_row_is_flagged_in_the_table(cpu_runs):
+    "A row with a measured truncation and a row whose C is the grid's top say so in their notes."
+    p = dict(SMALL, C=[1.0, 10.0], epsilon=[0.1], sigmas=(0.01, 1.0))
+    runs = F.frenay_cross_tests('cpu', p, ['gaussian', 0.01, 1.0], progress=False)
+    notes = {r['label']: r['note'] for r in F.frenay_table('cpu', runs, p).rows}
+    assert 'TRUNCATED' in notes['σ_w = 1e-02'] and '4.07e3' in notes['σ_w = 1e-02']
+    assert 'TRUNCATED' not in notes['σ_w = 1e+00']
+    for label, run in zip(notes, runs.values()):
+        k = sum(b['C'] == 10.0 for b in run.result.best_params)
+        assert (f'in {k}/3 folds' in notes[label]) == (k > 0)
 
 
 def test_angle_saturation_vanishes_with_the_norm():
@@ -163,8 +203,14 @@ def test_bench_cases_registered_and_correct():
         assert name in CASES and CASES[name].factory.__module__ == 'kelm_nb.papers.frenay2011'
     r = run_case('asymptotic_gram', quick=True)
     assert r['symmetric'] and r['unit_diagonal'] and r['max_abs_diff_vs_numpy_eq16'] < 1e-13
+    assert r['floor_s'] > 0 and r['repeats'] >= 5 and r['threads'] == 1
+    assert CASES['asymptotic_gram'].target == 'ratio <= 0.8 and floor_ratio <= 1.1'
     r = run_case('elm_kernel_svr_predict', quick=True)
     assert r['max_abs_diff_vs_whole_kernel'] < 1e-8 and r['peak_mib'] < 100
+    assert r['repeats'] >= 5 and r['threads'] == 1
+    for name in ('asymptotic_gram', 'elm_kernel_svr_predict'):    # explicit threads in full mode too
+        case = CASES[name].factory(quick=True)
+        assert case.repeats >= 5 and case.threads == 1
 
 
 def test_reproduce_signature():
