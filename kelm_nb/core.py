@@ -111,6 +111,49 @@ _UFUNC_ACTIVATIONS = {'sigmoid': (-1.0, _sigmoid_of_negated), 'exp': (-1.0, lamb
                       'tanh': (1.0, lambda Z: np.tanh(Z, out=Z)), 'sin': (1.0, lambda Z: np.sin(Z, out=Z)),
                       'relu': (1.0, lambda Z: np.maximum(Z, 0.0, out=Z)), 'linear': (1.0, lambda Z: Z)}
 
+# %% ../nbs/02_core.ipynb #6c4fb249
+_EXP_SHIFTER = 6755399441055744.0                 # 1.5 * 2**52: adding it rounds to the nearest integer
+_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10      # ln 2 in two parts (Cody-Waite)
+
+@njit(cache=True, fastmath={'contract'}, error_model='numpy')     # NumPy's division: no zero check, vectorised
+def _sigmoid_rows(X, W, b, out, scratch):
+    """out[i] <- 1 / (1 + exp(-(X[i] W + b))) for float64 C-ordered arrays, one row at a time in cache; `scratch`
+    holds one row (its int64 view carries the powers 2^k of exp's range reduction)."""
+    bits = scratch.view(np.int64)
+    shifter_bits = np.int64(0x4338000000000000)       # the bits of _EXP_SHIFTER
+    for i in range(X.shape[0]):
+        row = out[i]
+        row[:] = b
+        for k in range(X.shape[1]):
+            x = X[i, k]
+            for j in range(row.shape[0]):
+                row[j] += x * W[k, j]
+        for j in range(row.shape[0]):
+            z = row[j]
+            v = min(max(-z, -709.0), 709.0)
+            t = v * 1.4426950408889634 + _EXP_SHIFTER
+            n = t - _EXP_SHIFTER
+            r = (v - n * _LN2_HI) - n * _LN2_LO
+            p = 1.0 / 6227020800.0
+            p = p * r + 1.0 / 479001600.0
+            p = p * r + 1.0 / 39916800.0
+            p = p * r + 1.0 / 3628800.0
+            p = p * r + 1.0 / 362880.0
+            p = p * r + 1.0 / 40320.0
+            p = p * r + 1.0 / 5040.0
+            p = p * r + 1.0 / 720.0
+            p = p * r + 1.0 / 120.0
+            p = p * r + 1.0 / 24.0
+            p = p * r + 1.0 / 6.0
+            p = p * r + 0.5
+            p = (p * r + 1.0) * r + 1.0
+            row[j] = p if z == z else z
+            scratch[j] = t
+        for j in range(row.shape[0]):
+            bits[j] = (bits[j] - shifter_bits + 1023) << 52
+        for j in range(row.shape[0]):
+            row[j] = 1.0 / (1.0 + row[j] * scratch[j])
+
 # %% ../nbs/02_core.ipynb #e0893ec1
 # rows of a chunk that stays in cache between the product and the activation (2 MB)
 _CACHE_BYTES = 2 ** 21
@@ -118,19 +161,28 @@ _CACHE_BYTES = 2 ** 21
 # %% ../nbs/02_core.ipynb #e9738b30
 def _ufunc_hidden_output(X, W, b, activation, out=None, shift=False):
     """$g([X, 1][W; b])$ for an activation of `_UFUNC_ACTIVATIONS`, in row chunks of 2 MB that stay in cache from the
-    product to the activation (one trip to memory instead of four), into `out[:len(X)]` (a new C-ordered array if
-    None), in the dtype of X. With `shift`, the mean of the first chunk is also subtracted from every row, and
-    `(H, that mean)` is returned (the blockwise fits' `NormalEquations.add(..., shift=)` takes it back out)."""
+    product to the activation (one trip to memory instead of four; float64 sigmoid nodes in one jitted pass), into
+    `out[:len(X)]` (a new C-ordered array if None), in the dtype of X. With `shift`, the mean of the first chunk is
+    also subtracted from every row, and `(H, that mean)` is returned (the blockwise fits'
+    `NormalEquations.add(..., shift=)` takes it back out)."""
     sign, activate = _UFUNC_ACTIVATIONS[activation]
-    X1 = np.column_stack([X, np.ones(X.shape[0], dtype=X.dtype)])
-    W1 = (sign * np.vstack([W, b])).astype(X.dtype, copy=False)
     H = np.empty((X.shape[0], W.shape[1]), dtype=X.dtype) if out is None else out[:X.shape[0]]
+    fused = activation == 'sigmoid' and X.dtype == np.float64 and H.flags.c_contiguous
+    if fused:                         # one jitted pass: the product and the activation (`_sigmoid_rows`)
+        X, W, b = (np.ascontiguousarray(a, dtype=np.float64) for a in (X, W, b))
+        scratch = np.empty(W.shape[1])
+    else:
+        X1 = np.column_stack([X, np.ones(X.shape[0], dtype=X.dtype)])
+        W1 = (sign * np.vstack([W, b])).astype(X.dtype, copy=False)
     mean = None
     step = max(1, _CACHE_BYTES // (H.itemsize * max(H.shape[1], 1)))
     for start in range(0, X.shape[0], step):
-        Z = _blas_matmul(X1[start:start + step], W1, out=H[start:start + step])
+        Z = H[start:start + step]
         with np.errstate(over='ignore', invalid='ignore'):
-            activate(Z)
+            if fused:
+                _sigmoid_rows(X[start:start + step], W, b, Z, scratch)
+            else:
+                activate(_blas_matmul(X1[start:start + step], W1, out=Z))
             if shift:
                 if mean is None:
                     mean = Z.mean(axis=0)
@@ -1104,14 +1156,18 @@ def _kernel_ridge_loo(K, T, C, fit_intercept):
 # %% ../nbs/02_core.ipynb #86baee71
 def _primal_loo(model, C, fit_intercept, X, T):
     """Leave-one-out predictions of the rows `X` (targets `T`) of the ridge fit `model = (transform, stats, beta,
-    intercept)` on features `transform(X)` whose `NormalEquations` over all training rows are `stats`; None when
-    $H^\\top H + I/C$ is not numerically positive definite."""
-    transform, stats, beta, intercept = model
-    G = _add_to_diagonal(stats.gram(centered=fit_intercept), 1.0 / C)
-    try:
-        factor = scipy.linalg.cholesky(G, lower=True, check_finite=False)
-    except np.linalg.LinAlgError:
-        return None
+    intercept[, factor])` on features `transform(X)` whose `NormalEquations` over all training rows are `stats`: with
+    `factor`, the lower Cholesky factor of the fit's own penalised Gram matrix (Nyström's $H^\\top H + K_{ZZ}/C$),
+    else that of $H^\\top H + I/C$; None when it is not numerically positive definite."""
+    transform, stats, beta, intercept, *factor = model
+    if factor:
+        factor = factor[0]
+    else:
+        try:
+            G = _add_to_diagonal(stats.gram(centered=fit_intercept), 1.0 / C)
+            factor = scipy.linalg.cholesky(G, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            return None
     T2, beta2 = np.asarray(T, dtype=np.float64).reshape(len(T), -1), beta.reshape(len(beta), -1)
     out = np.empty(T2.shape)
     for rows in row_chunks(len(X), 8 * len(beta2)):
@@ -1626,6 +1682,29 @@ class NystroemMap:
     def __call__(self, X):
         return self.kernel(X, self.landmarks) @ self.normalization
 
+# %% ../nbs/02_core.ipynb #d848b195
+def _nystrom_solve(ne, K_zz, C, fit_intercept):
+    """`(w, intercept, factor)` of the Nyström ridge fit from the `NormalEquations` `ne` of the raw kernel columns
+    $k(x, Z)$ and the landmark kernel `K_zz`: one Cholesky factor of $K_{XZ}^\\top K_{XZ} + K_{ZZ}/C$ (centred with
+    an intercept), jittered by $\\delta I$ from $10^{-12}\\max_i A_{ii}$ up while it is not numerically positive
+    definite."""
+    A = ne.gram(centered=fit_intercept)
+    A += np.asarray(K_zz, dtype=np.float64) / C
+    R = ne.cross(centered=fit_intercept)
+    scale, jitter = max(float(A.diagonal().max()), np.finfo(float).tiny), 0.0
+    potrf, = scipy.linalg.get_lapack_funcs(('potrf',), (A,))
+    for _ in range(10):
+        factor, info = potrf(_add_to_diagonal(A.copy(order='F'), jitter), lower=True, clean=True)
+        if info == 0:
+            break
+        jitter = 1e-12 * scale if jitter == 0.0 else 10.0 * jitter
+    else:
+        raise ValueError("the Nyström system is not positive definite even with a jitter of 1e-4 of its diagonal: "
+                         "the kernel is not positive semidefinite on the landmarks")
+    w = _finite_solution(scipy.linalg.cho_solve((factor, True), R, check_finite=False))
+    intercept = ne.t_mean - ne.h_mean @ w if fit_intercept else np.zeros_like(ne.t_mean)
+    return w, (float(intercept) if np.ndim(intercept) == 0 else intercept), factor
+
 # %% ../nbs/02_core.ipynb #acb3d4a2
 def _kernel_elm_exact(est, X, T):
     "The exact kernel ELM fit (5) of `est`: the N x N kernel matrix (or the precomputed one) and one Cholesky solve."
@@ -1655,21 +1734,20 @@ def _kernel_elm_exact(est, X, T):
 # %% ../nbs/02_core.ipynb #fadcdb0a
 def _nystrom_fit(est, X, accumulate):
     """Nyström fit of `est`: landmarks Z drawn from the rows of X (NumPy or Dask); the sums of the raw kernel columns
-    $k(x, Z)$ are accumulated over row blocks, turned into those of the features $k(x, Z)M$ (`in_basis`), and
-    ridge regression on them gives weights on the landmarks, $f(x) = k(x, Z)\\,w + b$ with $w = M\\beta$."""
+    $k(x, Z)$ are accumulated over row blocks and one Cholesky solve (`_nystrom_solve`) gives the weights on the
+    landmarks, $f(x) = k(x, Z)\\,w + b$."""
     rng = check_random_state(est.random_state)
     n = X.shape[0]
     idx = np.sort(rng.choice(n, size=min(int(est.n_components), n), replace=False))
     landmarks = X[idx]
     landmarks = np.asarray(landmarks.compute() if hasattr(landmarks, 'compute') else landmarks, dtype=np.float64)
-    feature_map = NystroemMap(est._kernel, landmarks)
-    ne = accumulate(functools.partial(est._kernel, Z=landmarks), len(landmarks))
-    stats = ne.in_basis(feature_map.normalization)
-    beta, est.intercept_ = _ridge_from_normal_equations(stats, est.C, 'both' if est.fit_intercept else 'none')
-    est.dual_coef_ = feature_map.normalization @ beta
+    columns = functools.partial(est._kernel, Z=landmarks)
+    ne = accumulate(columns, len(landmarks))
+    est.dual_coef_, est.intercept_, factor = _nystrom_solve(ne, est._kernel(landmarks, landmarks), est.C,
+                                                            est.fit_intercept)
     est.landmarks_, est.n_features_in_ = landmarks, X.shape[1]
-    if isinstance(est, ClassifierMixin):      # ridge on the features: the primal leave-one-out scores apply
-        est._loo_state = ('sums', (feature_map, stats, beta, est.intercept_))
+    if isinstance(est, ClassifierMixin):      # a ridge fit on the kernel columns: the primal leave-one-out scores
+        est._loo_state = ('sums', (columns, ne, est.dual_coef_, est.intercept_, factor))
     return est
 
 # %% ../nbs/02_core.ipynb #751e6125

@@ -8,8 +8,10 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_classifiers_train, parametrize_with_checks
 
 from kelm_nb.core import (_THREADED_POTRF_MAX, ACTIVATIONS, ELMClassifier, ELMRegressor, KernelELMClassifier,
-                          KernelELMRegressor, RandomHiddenLayer, _activate_inplace, _threadpool_controller,
-                          check_memory, compute_kernel, kernel_ridge_solve, ridge_solve, spd_solve)
+                          KernelELMRegressor, NystroemMap, RandomHiddenLayer, _activate_inplace, _nystrom_solve,
+                          _ridge_from_normal_equations, _sigmoid_rows, _threadpool_controller, check_memory,
+                          compute_kernel, hidden_output, kernel_ridge_solve, normal_equations, ridge_solve,
+                          spd_solve)
 from kelm_nb.datasets import load_dataset
 from kelm_nb.esvr import ESVR, LSSVR
 from kelm_nb.kos_elm import KOSELMRegressor
@@ -65,6 +67,42 @@ def test_activate_inplace(dtype, activation):
     tol = 1e-12 if dtype == np.float64 else 1e-5
     np.testing.assert_allclose(H, ref(expected), rtol=tol, atol=tol)
     assert H.dtype == dtype
+
+
+def test_sigmoid_rows_fused():
+    "The jitted float64 sigmoid pass (product and activation) against NumPy, on wide inputs and in chunks."
+    z = np.linspace(-750.0, 750.0, 30001)[:, None]            # exact pre-activations: the activation alone
+    out = np.empty_like(z)
+    _sigmoid_rows(z, np.ones((1, 1)), np.zeros(1), out, np.empty(1))
+    with np.errstate(over='ignore'):
+        np.testing.assert_allclose(out, 1 / (1 + np.exp(-z)), rtol=4e-15, atol=1e-300)
+    rng = np.random.default_rng(2)
+    X, W, b = rng.normal(size=(700, 6)), rng.normal(size=(6, 300)), rng.normal(size=300)
+    ref = 1 / (1 + np.exp(-(X @ W + b)))
+    # the product sums its terms in another order than BLAS: |z| ulps of z become relative errors of exp(-z)
+    np.testing.assert_allclose(hidden_output(X, W, b, 'sigmoid'), ref, rtol=1e-13)
+    H32 = hidden_output(X.astype(np.float32), W, b, 'sigmoid')          # float32 keeps the ufunc path and its dtype
+    assert H32.dtype == np.float32
+    np.testing.assert_allclose(H32, ref, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize('landmarks', ['distinct', 'duplicated'])
+@pytest.mark.parametrize('fit_intercept', [True, False])
+def test_nystrom_one_cholesky(landmarks, fit_intercept):
+    "One jittered Cholesky gives the predictions of the eigendecomposition form, also on a singular landmark kernel."
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(400, 5)), rng.normal(size=400)
+    Z = X[:60] if landmarks == 'distinct' else np.vstack([X[:30], X[:30]])
+    kernel = lambda A, B: compute_kernel(A, B, 'rbf', gamma=0.1)
+    ne = normal_equations(lambda A: kernel(A, Z), X, y, len(Z))
+    w, b, factor = _nystrom_solve(ne, kernel(Z, Z), 10.0, fit_intercept)
+    phi = NystroemMap(kernel, Z)
+    stats = normal_equations(phi, X, y, phi.normalization.shape[1])
+    beta, b0 = _ridge_from_normal_equations(stats, 10.0, 'both' if fit_intercept else 'none')
+    Xq = rng.normal(size=(100, 5))
+    p, p0 = kernel(Xq, Z) @ w + b, phi(Xq) @ beta + b0
+    np.testing.assert_allclose(p, p0, rtol=0, atol=1e-7 * np.abs(p0).max())
+    assert np.array_equal(np.triu(factor, 1), np.zeros_like(factor))      # a lower factor (for the LOO scores)
 
 
 @pytest.mark.parametrize('dtype', [np.float64, np.float32])
