@@ -555,3 +555,48 @@ def test_oselm_functions_refuse_sparse_input_by_name(fn, args, name):
     import scipy.sparse
     with pytest.raises(TypeError, match=f'{name} must be a dense array'):
         fn(*args(scipy.sparse.csr_matrix(np.eye(3))))
+
+
+@pytest.mark.parametrize('kw', [dict(ald_threshold=0.01, budget=12), dict(sparsification='fb', budget=12),
+                                dict(sparsification='window', budget=12), dict(sparsification=None)])
+def test_one_row_fast_path_equals_fit_and_refuses_non_finite_rows(kw):
+    X, Y = _data(n=80, n_out=1)
+    a = KOSELMRegressor(C=10.0, **kw).fit(X[:20], Y[:20, 0])
+    snap = pickle.dumps(a)
+    for bad in (np.nan, np.inf):
+        row = X[20:21].copy()
+        row[0, 1] = bad
+        with pytest.raises(ValueError, match='NaN|infinity'):
+            a.partial_fit(row, Y[20:21, 0])
+        with pytest.raises(ValueError, match='NaN|infinity'):
+            a.partial_fit(X[20:21], np.array([bad]))
+        assert pickle.dumps(a) == snap                       # refused by the recursion before it changed anything
+    for i in range(20, 80):
+        a.partial_fit(X[i:i + 1], Y[i:i + 1, 0])              # the fast path, one row at a time
+    b = KOSELMRegressor(C=10.0, **kw).fit(X, Y[:, 0])
+    assert a.n_samples_seen_ == 80
+    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-12, atol=1e-12)
+
+
+def test_fast_path_hands_odd_input_to_the_full_validation():
+    X, Y = _data(n=40, n_out=2)
+    a = KOSELMRegressor(C=10.0).fit(X[:20], Y[:20])
+    b = KOSELMRegressor(C=10.0).fit(X[:20], Y[:20])
+    a.partial_fit(X[20:30].tolist(), Y[20:30].astype(np.float32))           # converted by the full path
+    b.partial_fit(X[20:30], Y[20:30].astype(np.float32).astype(np.float64))
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    with pytest.raises(ValueError, match='output'):
+        a.partial_fit(X[30:31], Y[30:31, :1])
+    a.set_params(gamma=3.0)
+    with pytest.raises(ValueError, match='gamma'):
+        a.partial_fit(X[30:31], Y[30:31])
+
+
+def test_recursions_check_their_rows_and_the_compile_notice_is_silent_once_compiled():
+    import io
+    from kelm_nb import kos_elm
+    ok = np.ones((3, 2))
+    assert kos_elm._all_finite(ok, ok[:, :1].copy()) and not kos_elm._all_finite(ok, np.array([[np.nan]]))
+    KOSELMRegressor().fit(ok, np.ones(3))
+    buf = io.StringIO()
+    assert not kos_elm._kos_compile_notice(kos_elm._MODE_ALD, buf) and buf.getvalue() == ''

@@ -82,3 +82,22 @@ def test_method_table_cells_carry_their_count_and_mode():
     assert '[quick: 569 samples, 3-fold x 1 run(s)]' in t.title
     rec = t.records()[0]
     assert rec['ours_n'] == 3 and rec['ours'] == pytest.approx(0.92) and rec['ours_spread'] == pytest.approx(0.02)
+
+
+def test_floor_steps_do_the_per_sample_work():
+    rng = np.random.default_rng(0)
+    X, D, W = rng.uniform(size=(3, 4)), rng.uniform(size=(5, 4)), np.tril(rng.uniform(size=(5, 5)))
+    P, ref = np.eye(5), np.eye(5)
+    for x in X:
+        l = W @ np.exp(-0.5 * ((D - x) ** 2).sum(1))
+        ref -= np.tril(1e-3 * np.outer(l, l))
+    paper._floor_steps(X, D, W, P, 0.5, 1e-3)
+    np.testing.assert_allclose(P, ref, rtol=1e-12, atol=1e-14)
+
+
+def test_fb_wdbc_study_pairs_folds():
+    t = paper.fb_wdbc_study(n_runs=1, variants={'all rows': dict(budget=400), 'F=100': dict(budget=100)})
+    np.testing.assert_array_equal(t.results['all rows'], t.results['K-ELM'])   # a budget covering the fold is K-ELM
+    rec = {r['row']: r for r in t.records()}
+    assert rec['all rows']['wilcoxon_p'] == 1.0 and rec['all rows']['minus_kelm'] == 0.0
+    assert len(t.results['F=100']) == 3 and 0 <= rec['F=100']['wilcoxon_p'] <= 1
