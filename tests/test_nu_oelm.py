@@ -9,8 +9,8 @@ from sklearn.svm import OneClassSVM
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kelm_nb.core import RandomHiddenLayer
-from kelm_nb.nu_oelm import (ActiveSetResult, NuOELMClassifier, OELMClassifier, nu_oelm_active_set,
-                             oelm_active_set)
+from kelm_nb.nu_oelm import (ActiveSetResult, NuOELMClassifier, NuOELMClassifierCV, OELMClassifier,
+                             nu_oelm_active_set, oelm_active_set)
 from hypothesis import given, settings, strategies as st
 from sklearn.datasets import load_iris, make_classification
 from sklearn.model_selection import train_test_split
@@ -172,7 +172,8 @@ def _expected_failures(est):
 @parametrize_with_checks([NuOELMClassifier(), OELMClassifier(),
                           NuOELMClassifier(probability=False), OELMClassifier(probability=False),
                           NuOELMClassifier(kernel='precomputed'), OELMClassifier(kernel='precomputed'),
-                          NuOELMClassifier(nu=0.3, kernel='elm', n_hidden=60, random_state=0)],
+                          NuOELMClassifier(nu=0.3, kernel='elm', n_hidden=60, random_state=0),
+                          NuOELMClassifierCV(), NuOELMClassifierCV(kernel='precomputed')],
                          expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     "scikit-learn's estimator checks on the default constructors, the precomputed variants and the paper's kernel."
@@ -563,3 +564,66 @@ def test_minority_recall_matches_svc_held_out(minority, seed):
     assert balanced >= 0.6 and balanced >= balanced_svc - 0.05, (balanced, balanced_svc)
     default, default_svc = recall(NuOELMClassifier(probability=False, random_state=0)), recall(SVC())
     assert default >= default_svc - 0.05, (default, default_svc)
+
+
+def test_path_is_cold_by_default_and_warm_on_request():
+    Q = _gram_problem(seed=5)
+    nus = [0.2, 0.4, 0.6]
+    cold, warm = nu_oelm_path(Q, nus), nu_oelm_path(Q, nus, warm_start=True)
+    for nu, c, w in zip(nus, cold, warm):
+        np.testing.assert_array_equal(c.alpha, nu_oelm_active_set(Q, nu).alpha)      # a cold solve, bit for bit
+        np.testing.assert_allclose(_obj(Q, w.alpha), _obj(Q, c.alpha), rtol=1e-8)
+    with pytest.raises(TypeError, match='warm_start'):
+        nu_oelm_path(Q, nus, warm_start=1)
+
+
+def _grid_search(est_kw, X, y, nus, **gs_kw):
+    from sklearn.model_selection import GridSearchCV
+    return GridSearchCV(NuOELMClassifier(**est_kw), {'nu': list(nus)}, **gs_kw).fit(X, y)
+
+
+@pytest.mark.parametrize('kw', [dict(), dict(kernel='elm', n_hidden=40, random_state=0),
+                                dict(class_weight='balanced'), dict(kernel='laplacian', gamma=0.1)])
+def test_cv_matches_grid_search(kw):
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    nus = [0.05, 0.2, 0.5, 0.9]                        # 0.9 > 2/3: infeasible on every fold, NaN as GridSearchCV's
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')                # GridSearchCV warns about the failed fits at nu = 0.9
+        peer = _grid_search(dict(probability=False, **kw), X, y, nus)
+    ours = NuOELMClassifierCV(nus=nus, probability=False, **kw).fit(X, y)
+    assert ours.nu_ == peer.best_params_['nu'] and ours.best_score_ == peer.best_score_
+    for key in ('mean_test_score', 'std_test_score', 'rank_test_score', 'split2_test_score'):
+        np.testing.assert_allclose(ours.cv_results_[key], peer.cv_results_[key], rtol=1e-12)
+    np.testing.assert_allclose(ours.decision_function(X), peer.decision_function(X), rtol=1e-9, atol=1e-12)
+
+
+def test_cv_scoring_splitter_and_precomputed():
+    from sklearn.model_selection import KFold
+    from sklearn.metrics.pairwise import rbf_kernel
+    X, y = _data()
+    nus, split = [0.1, 0.3], KFold(3, shuffle=True, random_state=1)
+    peer = _grid_search(dict(random_state=0), X, y, nus, cv=split, scoring='neg_log_loss')
+    ours = NuOELMClassifierCV(nus=nus, cv=split, scoring='neg_log_loss', random_state=0).fit(X, y)
+    np.testing.assert_allclose(ours.cv_results_['mean_test_score'], peer.cv_results_['mean_test_score'], rtol=1e-9)
+    np.testing.assert_allclose(ours.predict_proba(X), peer.predict_proba(X), rtol=1e-9)
+    K = rbf_kernel(X, gamma=0.5)
+    peer = _grid_search(dict(kernel='precomputed', probability=False), K, y, nus)
+    ours = NuOELMClassifierCV(nus=nus, kernel='precomputed', probability=False).fit(K, y)
+    np.testing.assert_allclose(ours.cv_results_['mean_test_score'], peer.cv_results_['mean_test_score'], rtol=1e-12)
+
+
+def test_cv_bad_input_keeps_fitted_model():
+    X, y = _data()
+    clf = NuOELMClassifierCV(nus=[0.2, 0.4], probability=False).fit(X, y)
+    alpha, nu = clf.alpha_.copy(), clf.nu_
+    for bad, match in ((dict(nus=[0.2, 1.5]), 'nus'), (dict(nus=[]), 'nus'), (dict(nus='0.2'), 'nus'),
+                       (dict(cv='five'), 'cv'), (dict(scoring='nonsense'), 'scoring'), (dict(nus=[0.99]), 'lower nus'),
+                       (dict(kernel='nope'), 'kernel')):
+        with pytest.raises(ValueError, match=match):
+            clf.set_params(**bad).fit(X, y)
+        clf.set_params(nus=[0.2, 0.4], cv=5, scoring=None, kernel='rbf')
+    np.testing.assert_array_equal(clf.alpha_, alpha)
+    assert clf.nu_ == nu
+    with pytest.raises(ValueError):
+        NuOELMClassifierCV().fit(X[:1], y[:1])
