@@ -17,13 +17,14 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from .core import (POSITIVE, POSITIVE_INT, BlockwiseFitMixin, RandomHiddenLayer, NormalEquations, block_rows,
                           check_memory, dask_normal_equations, _first_rows, _is_dask_array,
-                          keep_state_on_error, _UFUNC_ACTIVATIONS, _check_finite, _elm_solution, _spd_solve_checked,
-                          _ufunc_hidden_output, _validate_fit, _validate_predict, check_array_2d, check_positive,
-                          compute_kernel, hidden_output, kernel_product, kernel_ridge_with_bias, ridge_solve,
-                          row_chunks)
+                          keep_state_on_error, _UFUNC_ACTIVATIONS, _check_finite, _draw, _elm_solution,
+                          _spd_solve_checked, _ufunc_hidden_output, _validate_fit, _validate_predict, check_array_2d,
+                          check_positive, compute_kernel, hidden_output, kernel_product, kernel_ridge_with_bias,
+                          ridge_solve, row_chunks)
 
 # %% ../nbs/04_esvr.ipynb #7745c4ed
 def augment(H):
@@ -462,6 +463,17 @@ class _RandomFeatureRegressor(RegressorMixin, BaseEstimator):
         tags.target_tags.single_output = True
         return tags
 
+# %% ../nbs/04_esvr.ipynb #aed5db27
+def _drawn_layer(layer, X):
+    """`layer` (an unfitted `RandomHiddenLayer` whose parameters the caller has validated) fitted to validated float64
+    `X`: the weights and biases of `layer.fit(X)`, drawn by the same generator calls, without its validation."""
+    rng, d, L = check_random_state(layer.random_state), X.shape[1], layer.n_hidden
+    layer.weights_ = _draw(rng, layer.distribution, layer.weight_range, layer.weight_scale, (d, L), 'weight', d)
+    layer.biases_ = _draw(rng, layer.distribution, layer.bias_range, layer.bias_scale, L, 'bias')
+    layer.n_features_in_ = d
+    return layer
+
+
 # %% ../nbs/04_esvr.ipynb #f34f62e1
 class _ESVRFit(BlockwiseFitMixin, _RandomFeatureRegressor):
     """The fit of `ESVR`: validate, draw the hidden layer, pick eq. 8 or eq. 9, solve for $[w; r]$; a Dask array or
@@ -493,7 +505,7 @@ class _ESVRFit(BlockwiseFitMixin, _RandomFeatureRegressor):
             if np.all(sample_weight == 1.0):
                 sample_weight = None          # unit weights are no weights: the same model, by the unweighted path
         layer = self._layer()
-        layer = None if layer is None else layer.fit(X)
+        layer = None if layer is None else _drawn_layer(layer, X)
         form = _form(self.solver, X.shape[0], X.shape[1] if layer is None else self.n_hidden)
         T = np.asarray(y, dtype=np.float64)
         u, R = _esvr_weights(layer, X, T, float(self.nu), form, sample_weight)

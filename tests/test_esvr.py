@@ -121,6 +121,28 @@ def test_estimator_matches_core_solvers(n_hidden):
     np.testing.assert_allclose(other.fit(Xtr, ytr).predict(Xte), est.predict(Xte), rtol=1e-8, atol=1e-8)
 
 
+@pytest.mark.parametrize('params', [{}, {'weight_range': (-1.0, 1.0), 'bias_range': (0.0, 1.0)},
+                                    {'distribution': 'normal'}, {'distribution': 'normal', 'weight_scale': 2.0,
+                                                                 'bias_scale': 0.5}, {'activation': 'tanh'}])
+def test_fit_draws_the_hidden_layer_of_random_hidden_layer(params):
+    """`fit` draws its layer itself (without validating again): the layer `RandomHiddenLayer.fit` draws, for a seed
+    and for a generator, with a DataFrame's feature names kept on the estimator only."""
+    import pandas as pd
+    X, y = _data(40)
+    for seed in (0, 3):
+        for random_state in (seed, np.random.RandomState(seed)):
+            est = ESVR(15, random_state=random_state, **params).fit(X, y)
+            ref = RandomHiddenLayer(15, random_state=seed if isinstance(random_state, int)
+                                    else np.random.RandomState(seed), **params).fit(X)
+            np.testing.assert_array_equal(est.hidden_layer_.weights_, ref.weights_)
+            np.testing.assert_array_equal(est.hidden_layer_.biases_, ref.biases_)
+            assert est.hidden_layer_.n_features_in_ == 3
+    frame = ESVR(15, random_state=0, **params).fit(pd.DataFrame(X, columns=['a', 'b', 'c']), y)
+    assert list(frame.feature_names_in_) == ['a', 'b', 'c'] and not hasattr(frame.hidden_layer_, 'feature_names_in_')
+    np.testing.assert_array_equal(frame.predict(pd.DataFrame(X, columns=['a', 'b', 'c'])),
+                                  ESVR(15, random_state=0, **params).fit(X, y).predict(X))
+
+
 def test_linear_esvr_and_multioutput():
     X, y = _data(50)
     Y = np.column_stack([y, X[:, 2] - y])

@@ -94,6 +94,32 @@ def test_protocols_tables_and_store(tmp_path):
     assert [type(t).__name__ for t in out][-1] == 'Figure' and out[-1].get_label() == 'fig1_hidden_nodes'
     t3 = out[2]
     assert t3.rows[0]['values']['ESVR_paper'] == Z.ZHU_TABLE3['basketball'][4]
+    assert not any('± 0 ' in str(t) or str(t).count('± 0\n') for t in out[:-1])   # n = 1, never "± 0"
+    assert all('run:' in t.note for t in out[1:-1] if 'run' in t.note)
+    verdicts = Z.table_verdicts(run)
+    assert [r['label'] for r in verdicts.rows] == [c[0] for c in Z.ZHU_CLAIMS]
+    assert all(r['values']['ours_95ci'].startswith('[') for r in verdicts.rows)       # two sets: an interval
+    one = Z.table_verdicts(dict(run, names=('basketball',)))
+    assert all(r['values']['ours_95ci'] == 'n = 1' and r['values']['p_across_sets'] is None for r in one.rows)
+
+
+def test_table1_says_when_a_set_is_subsampled():
+    t = Z.table1(['basketball', 'balloon'], max_rows=600)
+    balloon = t.rows[1]
+    assert (balloon['values']['train_ours'], balloon['values']['test_ours']) == (400, 200)
+    assert 'subsample: 600 of 2001 rows' in balloon['note'] and '600' in t.note
+    assert t.rows[0]['note'] == '' and Z.table1(['balloon']).rows[0]['values']['train_ours'] == 1334
+
+
+def test_nested_table_notes_the_subsample_measured_on_all_rows():
+    s = dict(_tiny(), max_rows=150, hidden=(10,))
+    names = ('balloon',)
+    nn = Z.nested_protocol(names, Z.METHODS, s, progress=False)
+    all_rows = Z.nested_protocol(names, ('mean', 'esvr'), dict(s, max_rows=None), progress=False)
+    run = {'settings': s, 'names': names, 'unseen': (), 'nested': nn, 'all_rows': all_rows}
+    note = Z.table3_nested(run).rows[0]['note']
+    assert '150-row subsample; all 2001 rows: ESVR' in note and 'vs paper' in note
+    assert 'quick run' in Z.table3_nested(run).note
 
 
 def test_final_fit_is_the_estimator():
@@ -111,12 +137,37 @@ def test_bench_cases_registered_and_sound(case):
     assert case in CASES
     r = run_case(case, quick=True)
     assert r['ours_s'] > 0 and r['peer_s'] > 0
+    assert r['threads'] in (1, 2) and r['repeats'] >= 1            # explicit threads on every case
     if case.startswith('esvr_fit'):
-        assert r['max_rel_diff'] < 1e-6                          # the same model as Ridge on the same features
+        assert r['max_rel_diff_floor'] < 1e-6                    # the same model as the floor's eq. 9
+        assert r['floor_s'] > 0 and r['floor_ratio'] > 0 and abs(r['rmse_ratio'] - 1) < 0.01
+        assert r['threads'] == (2 if case == 'esvr_fit' else 1)
     elif case == 'esvr_nu_path_cv':
         assert r['same_choice'] == 1.0 and r['max_rel_curve_diff'] < 1e-6
     else:
         assert 0.5 < r['rmse_ratio'] < 2.0
+        assert r['esvr_settings'] == r['svr_settings'] == 48       # the same search budget
+        assert r['esvr_search_s'] > 0 and r['svr_search_s'] > 0
+
+
+def test_full_bench_cases_repeat_at_least_five_times():
+    for factory in (Z.esvr_fit_case, Z.esvr_fit_1thread_case, Z.esvr_nu_path_cv_case):   # the callables are lazy
+        case = factory(quick=False)
+        assert case.repeats >= 5 and case.threads in (1, 2)
+
+
+def test_floor_is_eq9_on_the_same_layer():
+    X, y = Z.zhu_data('housing')
+    for n_hidden, nu in ((20, 2.0 ** -3), (120, 2.0 ** 10)):
+        model = ESVR(n_hidden, nu=nu, random_state=1).fit(X, y)
+        u = Z._esvr_floor(X, y, model.hidden_layer_.weights_, model.hidden_layer_.biases_, nu)
+        np.testing.assert_allclose(u, esvr_primal(model.hidden_layer_.transform(X), y, nu), rtol=1e-7, atol=1e-9)
+
+
+def test_search_budget_counts_settings():
+    assert Z.search_budget(Z.ESVR_VS_SVR_GRID) == (48, 48)
+    grid = dict(Z.ESVR_VS_SVR_GRID, svr_epsilon=(0.1,))
+    assert Z.search_budget(grid) == (48, 16)
 
 
 def test_the_nu_grid_searches_are_quiet():
@@ -127,7 +178,8 @@ def test_the_nu_grid_searches_are_quiet():
     X, y = Z.zhu_data('housing')
     with warnings.catch_warnings():
         warnings.simplefilter('error', ShrinkageWarning)
-        tuned = Z.tune_esvr_and_svr(X, y, 300, {'esvr_n_hidden': (20, 250), 'svr_C': (1.0,), 'svr_gamma': (0.5,)})
+        tuned = Z.tune_esvr_and_svr(X, y, 300, {'esvr_n_hidden': (20, 250), 'esvr_nu': Z.PAPER_NU_GRID,
+                                                 'svr_C': (1.0,), 'svr_gamma': (0.5,), 'svr_epsilon': (0.1,)})
         search = Z.esvr_nu_path_cv_case(quick=True).peer()
     assert tuned['esvr']['n_hidden'] in (20, 250) and np.isfinite(tuned['esvr_val_rmse'])
     assert search.best_params_['nu'] > 2.0 ** -25          # the CV picks against the shrunk fits
