@@ -18,8 +18,8 @@ import sys as _sys
 _HOME = {'ELMClassifier': 'core', 'ELMRegressor': 'core', 'KernelELMClassifier': 'core',
          'KernelELMRegressor': 'core', 'RandomHiddenLayer': 'core', 'ELMKernelSVR': 'kernels',
          'ELMRegressorCV': 'esvr', 'ESVR': 'esvr', 'ESVRCV': 'esvr', 'LSSVR': 'esvr',
-         'NuOELMClassifier': 'nu_oelm', 'OELMClassifier': 'nu_oelm', 'GaussianKernelBank': 'mkl',
-         'MKLELMClassifier': 'mkl', 'MKLELMRegressor': 'mkl', 'KOSELMClassifier': 'kos_elm',
+         'NuOELMClassifier': 'nu_oelm', 'NuOELMClassifierCV': 'nu_oelm', 'OELMClassifier': 'nu_oelm',
+         'GaussianKernelBank': 'mkl', 'MKLELMClassifier': 'mkl', 'MKLELMRegressor': 'mkl', 'KOSELMClassifier': 'kos_elm',
          'KOSELMRegressor': 'kos_elm', 'OSELMClassifier': 'kos_elm', 'OSELMRegressor': 'kos_elm'}
 
 __all__ = sorted(_HOME)

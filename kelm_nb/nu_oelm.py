@@ -1657,7 +1657,7 @@ class OELMClassifier(_BoxHooks, _OELMBase):
                  random_state=None):
         _store_params(self, locals())
 
-# %% ../nbs/05_nu_oelm.ipynb #76d2081f
+# %% ../nbs/05_nu_oelm.ipynb #8497836d
 _DEFAULT_NUS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
 
 
@@ -1668,7 +1668,7 @@ def _check_nus(nus):
         raise ValueError(f"nus must be a non-empty 1-d sequence of values in (0, 1], got {nus!r}")
     return grid
 
-# %% ../nbs/05_nu_oelm.ipynb #e4d2c546
+# %% ../nbs/05_nu_oelm.ipynb #1108e9de
 def _fold_kernels(f, X, tr, te):
     """One fold's kernels, each built once for every ν: the training Gram matrix (as `fit` builds it on X[tr]) and
     the held-out rows against the training rows (plus intercept_scaling², as `decision_function` scores them)."""
@@ -1684,7 +1684,7 @@ def _fold_kernels(f, X, tr, te):
         K_te = f._kernel(X[te], X_tr)
     return X_tr, (K, layer, H), K_te + f.intercept_scaling ** 2
 
-# %% ../nbs/05_nu_oelm.ipynb #a9cea3e4
+# %% ../nbs/05_nu_oelm.ipynb #c73ae73c
 def _fold_scores_path(f, X, y, tr, te, grid, scorer):
     """One fold's held-out score of every ν of `grid` (NaN where ν exceeds the fold's limit), the kernels built
     once: accuracy from the shared held-out kernel, or `scorer` on the fold's model at that ν."""
@@ -1710,7 +1710,7 @@ def _fold_scores_path(f, X, y, tr, te, grid, scorer):
             out[j] = scorer(f, X[te] if f.kernel != 'precomputed' else X[np.ix_(te, tr)], y[te])
     return out
 
-# %% ../nbs/05_nu_oelm.ipynb #8fc6f68f
+# %% ../nbs/05_nu_oelm.ipynb #f6e0b5ea
 def _cv_results(est, X, y, grid):
     """GridSearchCV's `cv_results_` for `param_nu` over `grid`: one fold model (a `NuOELMClassifier` with the
     estimator's settings) per split, scored at every ν; an int `cv` is `StratifiedKFold` (unshuffled, as
@@ -1730,7 +1730,7 @@ def _cv_results(est, X, y, grid):
                    rank_test_score=rankdata(np.where(np.isnan(mean), np.inf, -mean), method='min').astype(np.int32))
     return results
 
-# %% ../nbs/05_nu_oelm.ipynb #a7767fc4
+# %% ../nbs/05_nu_oelm.ipynb #f2cd2867
 def _choose_nu(est, X, y):
     "The grid, `cv_results_`, the chosen ν (the first of rank 1, as GridSearchCV) and its mean score."
     X, y = _validate_fit(est, X, y, multi_output=False, y_numeric=False)
@@ -1745,7 +1745,7 @@ def _choose_nu(est, X, y):
     best = int(np.argmin(results['rank_test_score']))
     return grid, results, float(grid[best]), float(results['mean_test_score'][best])
 
-# %% ../nbs/05_nu_oelm.ipynb #5d4859f9
+# %% ../nbs/05_nu_oelm.ipynb #464af6e5
 class _GridHooks:
     """`NuOELMClassifierCV`'s hooks: the grid's parameters instead of ν and `warm_start`, the refit at the ν chosen
     by cross-validation (lowered to the full set's limit if beyond it) and no fixed ν to check."""
@@ -1761,7 +1761,7 @@ class _GridHooks:
     def _select(self, K, T, weights):
         self.nu_ = min(self._chosen_nu, _nu_limit(weights, T, not isinstance(self.class_weight, dict)))
 
-# %% ../nbs/05_nu_oelm.ipynb #95ccd960
+# %% ../nbs/05_nu_oelm.ipynb #2153614a
 class NuOELMClassifierCV(_GridHooks, NuOELMClassifier):
     """ν-OELM with ν chosen from a grid by cross-validation, each fold's kernel built once for the whole grid.
 

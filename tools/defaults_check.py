@@ -24,8 +24,8 @@ from sklearn.svm import SVC
 import kelm_nb
 from kelm_nb.datasets import list_datasets, load_dataset
 
-CLASSIFIERS = ['ELMClassifier', 'KernelELMClassifier', 'OELMClassifier', 'NuOELMClassifier', 'MKLELMClassifier',
-               'OSELMClassifier', 'KOSELMClassifier']
+CLASSIFIERS = ['ELMClassifier', 'KernelELMClassifier', 'OELMClassifier', 'NuOELMClassifier', 'NuOELMClassifierCV',
+               'MKLELMClassifier', 'OSELMClassifier', 'KOSELMClassifier']
 ACCURACY_MARGIN = 0.03      # at most 3 points below SVC()
 LOG_LOSS_RATIO = 1.10       # at most 10 % above SVC(probability=True)
 

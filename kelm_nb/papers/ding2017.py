@@ -407,7 +407,7 @@ def nu_sweep_draw(draw, nus=tuple(PAPER_FIG4_ACC), n_hidden=2000, ridge=0.0):
     K[np.diag_indices_from(K)] += ridge * K.diagonal().mean()
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', MarginCollapseWarning)
-        path = nu_oelm_path(t[:, None] * K * t[None, :], nus)
+        path = nu_oelm_path(t[:, None] * K * t[None, :], nus, warm_start=True)
     out = {}
     for nu, r in zip(nus, path):
         out[nu] = _sweep_record(r, nu, H, Ht, t, tt, K.diagonal().max())
@@ -472,7 +472,7 @@ def fig4_figure(random_state=0, n_hidden=2000, nus=tuple(PAPER_FIG4_ACC)):
     H, t = layer.transform(Xtr), ytr.astype(float)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', MarginCollapseWarning)
-        path = nu_oelm_path(t[:, None] * (H @ H.T) * t[None, :], nus)
+        path = nu_oelm_path(t[:, None] * (H @ H.T) * t[None, :], nus, warm_start=True)
     fig, axes = plt.subplots(1, len(nus), figsize=(2 * len(nus), 2.4))
     for ax, nu, r in zip(axes, nus, path):
         beta = H.T @ (r.alpha * t)
