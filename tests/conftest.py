@@ -4,8 +4,9 @@
   (the papers' full-size reproductions) and the tests marked ``@pytest.mark.slow``; both are skipped by default.
 * ``--fast`` runs the edit-test loop's subset: the library's unit tests, without the modules in ``WHOLE_RUNS``
   (every notebook executed, the docs site built and browsed, the fuzz runs, the benchmarks, the papers' protocols,
-  the command line's reproductions and the Dask cluster) and without scikit-learn's estimator checks
-  (``test_sklearn_compatible``, some 2,900 cases), which the full run keeps.
+  the command line's reproductions and the Dask cluster), without scikit-learn's estimator checks
+  (``test_sklearn_compatible``, some 2,900 cases) and without the tests marked ``@pytest.mark.whole`` (sweeps over
+  a paper's whole grid), which the full run keeps.
 * The suite runs on every core (pytest-xdist: ``-n auto --dist loadgroup`` in ``pytest.ini``; ``-n 0`` for one
   process). The modules in ``SHARED_FIXTURES`` build something once for all their tests (the docs site, a Dask
   cluster, benchmark results), so each of them runs on one worker (an ``xdist_group``); every other test, each
@@ -58,6 +59,7 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line('markers', 'slow: long-running test, skipped unless --slow or KELM_NB_SLOW=1')
+    config.addinivalue_line('markers', 'whole: a sweep the full suite runs and --fast leaves out')
 
 
 def run_slow(config):
@@ -66,11 +68,12 @@ def run_slow(config):
 
 
 def _deselect_whole_runs(config, items):
-    "With --fast, drop the tests of the modules named in WHOLE_RUNS and scikit-learn's estimator checks."
+    "With --fast, drop the tests of the modules named in WHOLE_RUNS, scikit-learn's estimator checks and `whole` sweeps."
     if not config.getoption('--fast'): return
     kept, dropped = [], []
     for item in items:
-        whole = item.path.name.startswith(WHOLE_RUNS) or item.name.startswith('test_sklearn_compatible')
+        whole = (item.path.name.startswith(WHOLE_RUNS) or item.name.startswith('test_sklearn_compatible')
+                 or item.get_closest_marker('whole') is not None)
         (dropped if whole else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)

@@ -68,6 +68,7 @@ def _svd_solution(H, T, nu):
     return Vt.T @ ((s / (s ** 2 + 1.0 / nu)) * (U.T @ T)), s
 
 
+@pytest.mark.whole
 @pytest.mark.parametrize('m, p', [(300, 80), (80, 250)])   # eq. 9 trusted, eq. 8 trusted
 def test_auto_form_accurate_over_the_whole_paper_grid(m, p):
     "Up to nu = 2^25 the form 'auto' picks stays within the backward-stable bound of its (full-rank) system."
