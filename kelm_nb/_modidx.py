@@ -156,6 +156,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                               'kelm_nb.core._elm_fit_sums': ('core.html#_elm_fit_sums', 'kelm_nb/core.py'),
                               'kelm_nb.core._elm_plan_bytes': ('core.html#_elm_plan_bytes', 'kelm_nb/core.py'),
                               'kelm_nb.core._elm_solution': ('core.html#_elm_solution', 'kelm_nb/core.py'),
+                              'kelm_nb.core._exp_reduced': ('core.html#_exp_reduced', 'kelm_nb/core.py'),
                               'kelm_nb.core._finite_solution': ('core.html#_finite_solution', 'kelm_nb/core.py'),
                               'kelm_nb.core._first_rows': ('core.html#_first_rows', 'kelm_nb/core.py'),
                               'kelm_nb.core._fit_one_vs_all_dask': ('core.html#_fit_one_vs_all_dask', 'kelm_nb/core.py'),

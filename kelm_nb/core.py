@@ -111,6 +111,25 @@ _UFUNC_ACTIVATIONS = {'sigmoid': (-1.0, _sigmoid_of_negated), 'exp': (-1.0, lamb
                       'tanh': (1.0, lambda Z: np.tanh(Z, out=Z)), 'sin': (1.0, lambda Z: np.sin(Z, out=Z)),
                       'relu': (1.0, lambda Z: np.maximum(Z, 0.0, out=Z)), 'linear': (1.0, lambda Z: Z)}
 
+# %% ../nbs/02_core.ipynb #32cf6552
+@njit(inline='always')
+def _exp_reduced(f):
+    """e^f for |f| <= ln 2 / 2 by its degree-13 Taylor polynomial (truncation below 2e-16): the core of the jitted
+    exponentials, which reduce their argument to n ln 2 + f (Cody-Waite) and write 2^n into the exponent bits."""
+    p = 1.0 / 6227020800.0
+    p = p * f + 1.0 / 479001600.0
+    p = p * f + 1.0 / 39916800.0
+    p = p * f + 1.0 / 3628800.0
+    p = p * f + 1.0 / 362880.0
+    p = p * f + 1.0 / 40320.0
+    p = p * f + 1.0 / 5040.0
+    p = p * f + 1.0 / 720.0
+    p = p * f + 1.0 / 120.0
+    p = p * f + 1.0 / 24.0
+    p = p * f + 1.0 / 6.0
+    p = p * f + 0.5
+    return (p * f + 1.0) * f + 1.0
+
 # %% ../nbs/02_core.ipynb #6c4fb249
 _EXP_SHIFTER = 6755399441055744.0                 # 1.5 * 2**52: adding it rounds to the nearest integer
 _LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10      # ln 2 in two parts (Cody-Waite)
@@ -134,20 +153,7 @@ def _sigmoid_rows(X, W, b, out, scratch):
             t = v * 1.4426950408889634 + _EXP_SHIFTER
             n = t - _EXP_SHIFTER
             r = (v - n * _LN2_HI) - n * _LN2_LO
-            p = 1.0 / 6227020800.0
-            p = p * r + 1.0 / 479001600.0
-            p = p * r + 1.0 / 39916800.0
-            p = p * r + 1.0 / 3628800.0
-            p = p * r + 1.0 / 362880.0
-            p = p * r + 1.0 / 40320.0
-            p = p * r + 1.0 / 5040.0
-            p = p * r + 1.0 / 720.0
-            p = p * r + 1.0 / 120.0
-            p = p * r + 1.0 / 24.0
-            p = p * r + 1.0 / 6.0
-            p = p * r + 0.5
-            p = (p * r + 1.0) * r + 1.0
-            row[j] = p if z == z else z
+            row[j] = _exp_reduced(r) if z == z else z
             scratch[j] = t
         for j in range(row.shape[0]):
             bits[j] = (bits[j] - shifter_bits + 1023) << 52
