@@ -19,8 +19,9 @@ _HOME = {'ELMClassifier': 'core', 'ELMRegressor': 'core', 'KernelELMClassifier':
          'KernelELMRegressor': 'core', 'RandomHiddenLayer': 'core', 'ELMKernelSVR': 'kernels',
          'ELMRegressorCV': 'esvr', 'ESVR': 'esvr', 'ESVRCV': 'esvr', 'LSSVR': 'esvr',
          'NuOELMClassifier': 'nu_oelm', 'NuOELMClassifierCV': 'nu_oelm', 'OELMClassifier': 'nu_oelm',
-         'GaussianKernelBank': 'mkl', 'MKLELMClassifier': 'mkl', 'MKLELMRegressor': 'mkl', 'KOSELMClassifier': 'kos_elm',
-         'KOSELMRegressor': 'kos_elm', 'OSELMClassifier': 'kos_elm', 'OSELMRegressor': 'kos_elm'}
+         'GaussianKernelBank': 'mkl', 'MKLELMClassifier': 'mkl', 'MKLELMRegressor': 'mkl',
+         'KOSELMClassifier': 'kos_elm', 'KOSELMRegressor': 'kos_elm', 'OSELMClassifier': 'kos_elm',
+         'OSELMRegressor': 'kos_elm'}
 
 __all__ = sorted(_HOME)
 

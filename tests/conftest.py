@@ -68,7 +68,7 @@ def run_slow(config):
 
 
 def _deselect_whole_runs(config, items):
-    "With --fast, drop the tests of the modules named in WHOLE_RUNS, scikit-learn's estimator checks and `whole` sweeps."
+    "With --fast, drop the modules named in WHOLE_RUNS, scikit-learn's estimator checks and the `whole` sweeps."
     if not config.getoption('--fast'): return
     kept, dropped = [], []
     for item in items:
