@@ -866,10 +866,11 @@ def _throughput_figures(n, cpu, r_ours, r_peer, X, y):
     """`kos_throughput`'s figures: samples/s of both recursions (median, min, max over the timed calls, CPU time), the
     floor's microseconds per sample, one-row `partial_fit` microseconds on the rows (X, y) that follow the stream,
     the NumPy loop's samples/s, and the largest difference of the two implementations' predictions."""
-    q = {'floor_us_per_sample': 1e6 * float(np.median(cpu['floor'][1:])) / n}
+    timed = {k: v[1:] or v for k, v in cpu.items()}      # the warm-up left out when there are more calls
+    q = {'floor_us_per_sample': 1e6 * float(np.median(timed['floor'])) / n}
     q['floor_samples_per_s'] = 1e6 / q['floor_us_per_sample']
     for key in ('ald', 'fb'):
-        rate = n / np.array(cpu[key][1:])
+        rate = n / np.array(timed[key])
         q[f'{key}_samples_per_s'] = float(np.median(rate))
         q[f'{key}_samples_per_s_min'], q[f'{key}_samples_per_s_max'] = float(rate.min()), float(rate.max())
         q[f'{key}_over_floor'] = q['floor_samples_per_s'] / q[f'{key}_samples_per_s']

@@ -1462,7 +1462,7 @@ def search_budget(grid):
 
 # %% ../../nbs/papers/04_zhu2014.ipynb #a79beac4
 def tune_esvr_and_svr(X, y, rows=3000, grid=ESVR_VS_SVR_GRID):
-    """ESVR (sigmoid nodes, `n_hidden` and $\nu$) and SVR (RBF, C, gamma and epsilon) tuned with the same budget:
+    """ESVR (sigmoid nodes, `n_hidden` and ν) and SVR (RBF, C, gamma and epsilon) tuned with the same budget:
     every setting trained on the first three quarters of the first `rows` rows, scored by RMSE on the last quarter,
     on one thread; each search timed.
 
