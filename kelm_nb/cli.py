@@ -13,6 +13,7 @@ import contextlib
 import html
 import importlib
 import importlib.util
+import inspect
 import json
 import os
 import re
@@ -129,7 +130,7 @@ def save_items(items, folder):
             records.append({'kind': kind, 'title': title, 'files': [f'{folder.name}/{base}.png']})
     return records
 
-# %% ../nbs/09_cli.ipynb #f1b43573
+# %% ../nbs/09_cli.ipynb #67a87216
 def _table_html(rec, out_dir):
     "A table record's HTML: the rendered table, or its Markdown file as text for a record read back from JSON."
     if 'html' in rec: return rec['html']
@@ -180,7 +181,7 @@ def write_index(out_dir, summary):
     page.write_text(_PAGE.format(meta=html.escape(meta), body='\n'.join(parts)), encoding='utf-8')
     return page
 
-# %% ../nbs/09_cli.ipynb #1a4a322e
+# %% ../nbs/09_cli.ipynb #8d5dcbba
 def merge_summary(out_dir, summary, order=None):
     """Add to `summary` the papers of the same mode that an earlier run left in `out_dir` and this run did not redo.
 
@@ -339,6 +340,19 @@ def dask_scheduler(address, timeout=8):
               f'({len(client.scheduler_info()["workers"])} workers)', file=sys.stderr, flush=True)
         yield -1
 
+# %% ../nbs/09_cli.ipynb #42430d6b
+def _subset(args, rec=None):
+    "The `datasets=` argument of a paper's `reproduce` when `--datasets` asks for a subset (noted in `rec`)."
+    names = getattr(args, 'datasets', None)
+    if not names: return {}
+    if rec is not None: rec['datasets'] = list(names)
+    return {'datasets': tuple(names)}
+
+def _takes_datasets(func):
+    "Whether a paper's `reproduce` accepts `datasets=`."
+    return 'datasets' in inspect.signature(func).parameters
+
+
 # %% ../nbs/09_cli.ipynb #06c634f8
 def _run_paper(key, func, args, n_jobs, out):
     "Run one paper's `reproduce`, print its tables, save everything under `out`; returns its summary record."
@@ -350,7 +364,7 @@ def _run_paper(key, func, args, n_jobs, out):
         store = out / '.tasks' / key if out is not None else None
         progress = task_progress(key) if not args.no_progress else contextlib.nullcontext()
         with task_store(store), progress:
-            items = func(full=args.full, n_jobs=n_jobs, random_state=args.random_state)
+            items = func(full=args.full, n_jobs=n_jobs, random_state=args.random_state, **_subset(args, rec))
         for item in items:
             if isinstance(item, Table): print(item, end='\n\n')
         if out is not None: rec['items'] = save_items(items, out / key)
@@ -374,6 +388,12 @@ def cmd_reproduce(args):
         return 0
     keys = _requested_papers(args)
     if keys is None: return 2
+    if _subset(args):
+        fixed = [k for k in keys if load_reproduce(k)[0] is not None and not _takes_datasets(load_reproduce(k)[0])]
+        if fixed:
+            args.parser.print_usage(sys.stderr)
+            print(f"kelm-nb reproduce: error: --datasets: {', '.join(fixed)} runs its own fixed sets", file=sys.stderr)
+            return 2
     out = Path(args.out) if args.out else None
     if out is not None: out.mkdir(parents=True, exist_ok=True)
     mode = 'full protocol' if args.full else 'quick mode'
@@ -477,6 +497,16 @@ def _non_negative_int(text):
     if value < 0: raise argparse.ArgumentTypeError(f'must be >= 0, got {value}')
     return value
 
+def _dataset_names(text):
+    from kelm_nb.datasets import list_datasets
+    names = [n.strip() for n in text.split(',') if n.strip()]
+    known = [d['name'] for d in list_datasets()]
+    unknown = [n for n in names if n not in known]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"unknown data set(s) {unknown or text!r}; see `kelm-nb datasets`")
+    return names
+
+
 # %% ../nbs/09_cli.ipynb #8bcf9bce
 def build_parser():
     "The `kelm-nb` argument parser."
@@ -501,6 +531,8 @@ def build_parser():
     p.add_argument('--scheduler', metavar='ADDRESS', help="run the protocols' tasks on a Dask cluster: "
                    "'tcp://host:8786', or 'local' for a local cluster (needs kelm_nb[dask])")
     p.add_argument('--random-state', type=_non_negative_int, default=0, metavar='S', help='seed (default 0)')
+    p.add_argument('--datasets', type=_dataset_names, metavar='NAMES', help='comma-separated bundled data sets, for '
+                   'the papers that take a subset (frenay2011); default: the paper\'s own')
     p.add_argument('--no-progress', action='store_true', help='no progress line on standard error')
     p.add_argument('--list', action='store_true', help='list the papers and the optional dependencies')
     p.set_defaults(handler=cmd_reproduce, parser=p)
