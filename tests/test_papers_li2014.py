@@ -78,3 +78,63 @@ def test_twonorm_generator_matches_its_definition():
     acc, se = row['bundled_data'], row['bundled_data_spread']
     assert abs(acc - rec['Bayes rule sign(sum x): accuracy %']['definition']) < 3 * se
     assert abs(rec['class +1: mean coordinate']['generator_sample'] - 2 / 20 ** 0.5) < 0.01
+
+
+def test_per_split_records_round_trip_through_csv(tmp_path):
+    raw = _fake_raw(3)
+    for split in raw['thyroid']:
+        split['mkl_nobias'].pop('time')                      # an untimed method: empty fit_s
+    recs = L.per_split_records(raw)
+    assert len(recs) == 3 * len(L.PER_SPLIT_METHODS)
+    L.write_records(recs, tmp_path / 'r.csv')
+    back = L.read_records(tmp_path / 'r.csv')
+    assert back == recs and any(r['fit_s'] is None for r in back)
+    assert L.table2(L.raw_from_records(back)).to_csv() == L.table2(raw).to_csv()
+
+
+def test_per_split_from_store_refuses_a_missing_or_partial_store(tmp_path):
+    with pytest.raises(ValueError, match='task store'):
+        L.per_split_from_store(tmp_path / 'nothing here')
+    from kelm_nb.experiments import TaskStore
+    store = TaskStore(tmp_path)
+    store.save('run_split', store.key('run_split', ('banana', 0, True)), {'mkl': {'tsa': 90.0}})
+    with pytest.raises(ValueError, match='misses run_split'):
+        L.per_split_from_store(tmp_path)
+
+
+def test_committed_full_run_tables_come_from_the_per_split_file():
+    from pathlib import Path
+    full = Path(__file__).resolve().parents[1] / 'results' / 'full' / 'li2014'
+    raw = L.raw_from_records(L.read_records(full / 'per-split-accuracy.csv'))
+    assert all(len(r) == 20 for r in raw.values()) and set(raw) == set(L.PAPER_T1)
+    assert L.table2(raw).to_csv() == next(full.glob('table-2-*.csv')).read_text(encoding='utf-8')
+    assert L.mkl_help_table(raw).to_csv() == next(full.glob('does-mkl-help-*.csv')).read_text(encoding='utf-8')
+    for md in full.glob('*.md'):
+        assert '± 0 ' not in md.read_text(encoding='utf-8') and '± 0 |' not in md.read_text(encoding='utf-8'), md.name
+    gaps = L.read_records(full / 'gap-variants-per-split.csv')
+    table = L.gap_variants_table(gaps)
+    assert 'full protocol: mean ± sd over 20 random splits' in table.title
+    base = {(r['set'], r['split'], r['variant']): r['accuracy'] for r in gaps}
+    for name, res in raw.items():                      # the variants' baselines are Table 2's fits, split for split
+        for s, r in enumerate(res):
+            assert base.get((name, s, 'baseline'), r['mkl']['tsa']) == r['mkl']['tsa']
+            assert base.get((name, s, 'elm_baseline'), r['elm']['tsa']) == r['elm']['tsa']
+
+
+def test_gap_variants_table_puts_each_variant_under_its_method():
+    recs = [{'set': 'thyroid', 'split': s, 'variant': v, 'accuracy': 90.0 + s}
+            for v in ('baseline', 'elm_baseline') for s in range(2)]
+    rows = [r['row'] for r in L.gap_variants_table(recs).records()]
+    assert rows == ['paper (Table 2, MKL-ELM)', 'baseline', 'paper (Table 2, ELM)', 'elm_baseline']
+    one = L.gap_variants_table(recs[:1])
+    assert '(n = 1)' in str(one) and 'quick mode: one random split' in one.title
+
+
+def test_verdict_differences_show_no_rounding_noise():
+    keys = {'mkl', 'meb', 'sk', 'elm'} | {k for k, _ in L.MKL_HELP_METHODS}
+    raw = {'thyroid': [{k: {'tsa': 100 * (v + 1) / 77, 'time': 0.1} for k in keys} for v in (3, 40, 61)]}
+    for s, split in enumerate(raw['thyroid']):
+        split['mkl_cv']['tsa'] = 100 * (s * 7 + 4) / 77
+        split['sk']['tsa'] = split['mkl_cv']['tsa'] + 1e-13              # equal up to rounding
+    row = {r['row']: r for r in L.mkl_verdict_table(raw).records()}['Thyroid: mkl_cv - sk']
+    assert row['difference'] == 0.0 and row['p_paired_t'] == 1.0
