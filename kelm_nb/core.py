@@ -370,11 +370,12 @@ def _rbf_gamma(gamma, X):
         return float(gamma)
     if gamma == 'auto':
         return 1.0 / X.shape[1]
-    var = float(np.var(X, dtype=np.float64))
+    with np.errstate(over='ignore'):
+        var = float(np.var(X, dtype=np.float64))
     value = 1.0 / (X.shape[1] * var) if var != 0 else 1.0
-    if not math.isfinite(value):
-        raise ValueError(f"gamma='scale' is infinite: the variance of X ({var:.3g}) underflows; standardise X or "
-                         "give gamma a number")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"gamma='scale' is {value:g}: the variance of X ({var:.3g}) under- or overflows; "
+                         "standardise X or give gamma a number")
     return value
 
 # %% ../nbs/02_core.ipynb #7de84dfc
