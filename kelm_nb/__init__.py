@@ -16,7 +16,8 @@ import importlib.machinery as _machinery
 import sys as _sys
 
 _HOME = {'ELMClassifier': 'core', 'ELMRegressor': 'core', 'KernelELMClassifier': 'core',
-         'KernelELMRegressor': 'core', 'RandomHiddenLayer': 'core', 'ELMKernelSVR': 'kernels',
+         'KernelELMRegressor': 'core', 'RandomHiddenLayer': 'core', 'RBFHiddenLayer': 'core',
+         'ELMKernelSVR': 'kernels',
          'ELMRegressorCV': 'esvr', 'ESVR': 'esvr', 'ESVRCV': 'esvr', 'LSSVR': 'esvr',
          'NuOELMClassifier': 'nu_oelm', 'NuOELMClassifierCV': 'nu_oelm', 'OELMClassifier': 'nu_oelm',
          'GaussianKernelBank': 'mkl', 'MKLELMClassifier': 'mkl', 'MKLELMRegressor': 'mkl',

@@ -627,7 +627,8 @@ def _run_split(name, seed, with_qcqp):
     gs = GridSearchCV(KernelELMClassifier(), {'C': list(CS)}, cv=folds).fit(Xtr, ytr)
     out['rbf'] = dict(tsa=_acc(yte, gs.predict(Xte)), C=gs.best_params_['C'])
     out['svc'] = dict(tsa=_acc(yte, SVC().fit(Xtr, ytr).predict(Xte)))
-    gs = GridSearchCV(ELMClassifier(C=None, fit_intercept=False, weight_range=(-1.0, 1.0), random_state=seed),
+    gs = GridSearchCV(ELMClassifier(C=None, fit_intercept=False, weight_range=(-1.0, 1.0), hidden_layer='random',
+                                    random_state=seed),
                       {'n_hidden': [10, 20, 50, 100]}, cv=folds).fit(Xtr, ytr)
     m, t = _fit_timed(gs.best_estimator_, Xtr, ytr)
     out['elm'] = dict(tsa=_acc(yte, m.predict(Xte)), time=t)
@@ -923,7 +924,8 @@ def _scaled(variant, Xtr, Xte):
 def _elm_variant(variant, Xtr, Xte, ytr, yte, seed):
     "Accuracy (%) of Table 2's basic ELM under one of the `elm_` variants of `GAP_VARIANTS` (the same folds and seed)."
     from sklearn.model_selection import GridSearchCV
-    base = ELMClassifier(C=None, fit_intercept=False, weight_range=(-1.0, 1.0), random_state=seed)
+    base = ELMClassifier(C=None, fit_intercept=False, weight_range=(-1.0, 1.0), hidden_layer='random',
+                         random_state=seed)
     grid = {'n_hidden': list(ELM_LS)}
     if variant == 'elm_wide_L':
         grid = {'n_hidden': [*ELM_LS, 200, 500]}
