@@ -424,7 +424,8 @@ class _KOSState(NamedTuple):
 
     D (cap, d): dictionary inputs, in arrival order. M (cap, cap): lower-triangular factor — L with LL' = K + I/C
     (Table I, and K_D + I/C for FB and the window) or LL' = Omega_D (ALD). P (cap, cap): ALD's RLS matrix
-    (lower triangle; both triangles at the budget, less the pending terms). W (cap, cap): L^-1 of a frozen ALD dictionary. V (cap, n_out): L^-1 y (Table I, FB), beta (ALD).
+    (lower triangle; both triangles at the budget, less the pending terms). W (cap, cap): L^-1 of a frozen ALD
+    dictionary. V (cap, n_out): L^-1 y (Table I, FB), beta (ALD).
     Yd (cap, n_out): FB's stored targets. idx (cap,): stream positions of the dictionary. pend (cap,): ALD's
     deferred rank-one vector. alpha (cap, n_out): coefficients (FB keeps them current, the others cache them).
     diag (cap,): FB's diag(Q). work (3, cap): scratch rows (kernel row and its transforms), with
