@@ -248,24 +248,10 @@ def _exp_nonpositive(v, m):
 
 # %% ../nbs/07_kos_elm.ipynb #7c9f946f
 @njit(cache=True, fastmath=_FM)
-def _krow(kern, D, m, x, out):
-    """out[:m] = k(D[i], x) + offset for the first m dictionary rows; returns k(x, x) + offset.
-
-    `kern` = (kid, gamma, degree, coef0, offset) packs the kernel (one tuple argument instead of five). The distances
-    or dot products are accumulated first and the exponentials taken in a second loop, so both loops vectorise."""
+def _kernel_tail(kern, m, x, out):
+    """out[:m] <- k + offset from the squared distances (rbf, laplacian) or dot products (poly, linear) in out[:m];
+    returns k(x, x) + offset. The exponentials run as one vectorised loop (`_exp_nonpositive`)."""
     kid, gamma, degree, coef0, offset = kern
-    d = x.shape[0]
-    for i in range(m):
-        Di = D[i]
-        s = 0.0
-        if kid <= 1:
-            for j in range(d):
-                t = Di[j] - x[j]
-                s += t * t
-        else:
-            for j in range(d):
-                s += Di[j] * x[j]
-        out[i] = s
     if kid <= 1:
         for i in range(m):
             out[i] = -gamma * (out[i] if kid == 0 else math.sqrt(out[i]))
@@ -279,6 +265,45 @@ def _krow(kern, D, m, x, out):
         for i in range(m):
             out[i] += offset
     return _kval(kid, x, x, gamma, degree, coef0) + offset
+
+
+@njit(cache=True, fastmath=_FM)
+def _krow(kern, D, m, x, out):
+    """out[:m] = k(D[i], x) + offset for the first m dictionary rows; returns k(x, x) + offset.
+
+    `kern` = (kid, gamma, degree, coef0, offset) packs the kernel (one tuple argument instead of five). The distances
+    or dot products are accumulated first and the kernel taken in a second loop (`_kernel_tail`), so both vectorise."""
+    d = x.shape[0]
+    for i in range(m):
+        Di = D[i]
+        s = 0.0
+        if kern[0] <= 1:
+            for j in range(d):
+                t = Di[j] - x[j]
+                s += t * t
+        else:
+            for j in range(d):
+                s += Di[j] * x[j]
+        out[i] = s
+    return _kernel_tail(kern, m, x, out)
+
+# %% ../nbs/07_kos_elm.ipynb #b0a1d00a
+@njit(cache=True, fastmath=_FM)
+def _krow_cols(kern, DT, m, x, out):
+    """`_krow` against the dictionary transposed, DT (d, m): one vectorised pass over the m entries per feature
+    (a dictionary that no longer changes, ALD at its budget, keeps DT)."""
+    for i in range(m):
+        out[i] = 0.0
+    for j in range(x.shape[0]):
+        xj, Dj = x[j], DT[j]
+        if kern[0] <= 1:
+            for i in range(m):
+                t = Dj[i] - xj
+                out[i] += t * t
+        else:
+            for i in range(m):
+                out[i] += Dj[i] * xj
+    return _kernel_tail(kern, m, x, out)
 
 # %% ../nbs/07_kos_elm.ipynb #651234d8
 @njit(cache=True, fastmath=_FM)
@@ -813,8 +838,9 @@ def _ald_frozen_run(X, Y, E, state, config):
     D, P, W, B, counts, work = st.D, st.P, st.W, st.V, st.counts, st.work
     kbuf, lbuf, ubuf = work[0], work[1], work[2]
     m, nb = counts[_N_DICT], counts[_N_PENDING]
+    DT = np.ascontiguousarray(D[:m].T)                          # read column-wise (`_krow_cols`)
     for t in range(X.shape[0]):
-        _krow(cf.kern, D, m, X[t], kbuf)
+        _krow_cols(cf.kern, DT, m, X[t], kbuf)
         _lower_matvec(W, m, kbuf, lbuf)                         # l = W k
         _sym_matvec(P, m, lbuf, ubuf)                           # u = P l ...
         for b in range(3, 3 + nb):                              # ... less the pending terms
