@@ -1937,7 +1937,11 @@ class _KOSELMBase(_StreamingModel):
     def __setstate__(self, state):
         super().__setstate__(state)
         if '_state' in state:                          # writable buffers, whatever the unpickler gave (memmaps)
-            _install(self, _KOSState(*(np.array(a) for a in self._state)), self._config)
+            st = _KOSState(*(np.array(a) for a in self._state))
+            if st.counts.shape[0] != _N_COUNTS:        # the recursions index the counters unchecked
+                raise ValueError(f"the pickled KOS-ELM state holds {st.counts.shape[0]} stream counters where this "
+                                 f"version of kelm_nb keeps {_N_COUNTS}: refit the model")
+            _install(self, st, self._config)
 
     def __getstate__(self):
         state = dict(super().__getstate__())           # a copy: the model itself keeps its buffers

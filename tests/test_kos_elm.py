@@ -350,6 +350,11 @@ def test_ald_at_budget_blocks_splits_and_pickles():
         errs.append(e)
     got = kos_elm.prequential_errors(est, X[100:], Y[100:, 0])
     np.testing.assert_allclose(got, errs, rtol=1e-9, atol=1e-10)
+    # a state whose counters do not match this module's layout is refused on unpickling, not indexed past its end
+    state = est.__getstate__()
+    state['_state'] = state['_state']._replace(counts=state['_state'].counts[:-1])
+    with pytest.raises(ValueError, match='stream counters'):
+        KOSELMRegressor().__setstate__(state)
 
 
 @pytest.mark.parametrize('cls,kw', [(KOSELMRegressor, {}), (KOSELMRegressor, dict(sparsification='fb', budget=20)),
