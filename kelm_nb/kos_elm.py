@@ -248,24 +248,10 @@ def _exp_nonpositive(v, m):
 
 # %% ../nbs/07_kos_elm.ipynb #7c9f946f
 @njit(cache=True, fastmath=_FM)
-def _krow(kern, D, m, x, out):
-    """out[:m] = k(D[i], x) + offset for the first m dictionary rows; returns k(x, x) + offset.
-
-    `kern` = (kid, gamma, degree, coef0, offset) packs the kernel (one tuple argument instead of five). The distances
-    or dot products are accumulated first and the exponentials taken in a second loop, so both loops vectorise."""
+def _kernel_tail(kern, m, x, out):
+    """out[:m] <- k + offset from the squared distances (rbf, laplacian) or dot products (poly, linear) in out[:m];
+    returns k(x, x) + offset. The exponentials run as one vectorised loop (`_exp_nonpositive`)."""
     kid, gamma, degree, coef0, offset = kern
-    d = x.shape[0]
-    for i in range(m):
-        Di = D[i]
-        s = 0.0
-        if kid <= 1:
-            for j in range(d):
-                t = Di[j] - x[j]
-                s += t * t
-        else:
-            for j in range(d):
-                s += Di[j] * x[j]
-        out[i] = s
     if kid <= 1:
         for i in range(m):
             out[i] = -gamma * (out[i] if kid == 0 else math.sqrt(out[i]))
@@ -279,6 +265,45 @@ def _krow(kern, D, m, x, out):
         for i in range(m):
             out[i] += offset
     return _kval(kid, x, x, gamma, degree, coef0) + offset
+
+
+@njit(cache=True, fastmath=_FM)
+def _krow(kern, D, m, x, out):
+    """out[:m] = k(D[i], x) + offset for the first m dictionary rows; returns k(x, x) + offset.
+
+    `kern` = (kid, gamma, degree, coef0, offset) packs the kernel (one tuple argument instead of five). The distances
+    or dot products are accumulated first and the kernel taken in a second loop (`_kernel_tail`), so both vectorise."""
+    d = x.shape[0]
+    for i in range(m):
+        Di = D[i]
+        s = 0.0
+        if kern[0] <= 1:
+            for j in range(d):
+                t = Di[j] - x[j]
+                s += t * t
+        else:
+            for j in range(d):
+                s += Di[j] * x[j]
+        out[i] = s
+    return _kernel_tail(kern, m, x, out)
+
+# %% ../nbs/07_kos_elm.ipynb #b0a1d00a
+@njit(cache=True, fastmath=_FM)
+def _krow_cols(kern, DT, m, x, out):
+    """`_krow` against the dictionary transposed, DT (d, m): one vectorised pass over the m entries per feature
+    (a dictionary that no longer changes, ALD at its budget, keeps DT)."""
+    for i in range(m):
+        out[i] = 0.0
+    for j in range(x.shape[0]):
+        xj, Dj = x[j], DT[j]
+        if kern[0] <= 1:
+            for i in range(m):
+                t = Dj[i] - xj
+                out[i] += t * t
+        else:
+            for i in range(m):
+                out[i] += Dj[i] * xj
+    return _kernel_tail(kern, m, x, out)
 
 # %% ../nbs/07_kos_elm.ipynb #651234d8
 @njit(cache=True, fastmath=_FM)
@@ -403,7 +428,9 @@ _ALPHA_VERSION = 4    # the version of the cached coefficients (-1: none)
 _WARNED = 5           # bit set of the warnings given once per stream (the _FLAG_ values)
 _EVENTS_WARNED = 6    # the _N_EVENTS already reported
 _W_READY = 7          # ALD: W = L^-1 of the frozen dictionary is formed
-_N_COUNTS = 8
+_N_PENDING = 8        # ALD at its budget: rank-one terms of P held in work rows 3, 4, ... (not yet applied)
+_N_COUNTS = 9
+_ALD_BLOCK = 8        # ALD at its budget: the rank-one terms of P applied together
 _FLAG_ALD_KEEPS_MOST, _FLAG_FB_OUTLIERS = 1, 2
 # indices into `_KOSState.fvals` (float64)
 _PEND_SCALE = 0       # ALD: the factor of P's deferred rank-one term
@@ -422,10 +449,12 @@ class _KOSState(NamedTuple):
 
     D (cap, d): dictionary inputs, in arrival order. M (cap, cap): lower-triangular factor — L with LL' = K + I/C
     (Table I, and K_D + I/C for FB and the window) or LL' = Omega_D (ALD). P (cap, cap): ALD's RLS matrix
-    (lower triangle). W (cap, cap): L^-1 of a frozen ALD dictionary. V (cap, n_out): L^-1 y (Table I, FB), beta (ALD).
+    (lower triangle; both triangles at the budget, less the pending terms). W (cap, cap): L^-1 of a frozen ALD
+    dictionary. V (cap, n_out): L^-1 y (Table I, FB), beta (ALD).
     Yd (cap, n_out): FB's stored targets. idx (cap,): stream positions of the dictionary. pend (cap,): ALD's
     deferred rank-one vector. alpha (cap, n_out): coefficients (FB keeps them current, the others cache them).
-    diag (cap,): FB's diag(Q). work (3, cap): scratch rows (kernel row and its transforms). counts (_N_COUNTS,)
+    diag (cap,): FB's diag(Q). work (3, cap): scratch rows (kernel row and its transforms), with
+    `_ALD_BLOCK` more rows for a budgeted ALD stream (P's pending terms). counts (_N_COUNTS,)
     int64 and fvals (_N_FVALS,) float64: the named counters and accumulators. Unused fields have zero rows."""
     D: np.ndarray
     M: np.ndarray
@@ -455,14 +484,15 @@ class _KOSConfig(NamedTuple):
 
 # %% ../nbs/07_kos_elm.ipynb #72c97b02
 def _new_state(mode, cap, d, n_out, frozen=False):
-    "Zeroed buffers of `cap` rows for the recursion `mode` (`frozen`: room for ALD's W); unused fields get 0 rows."
+    """Zeroed buffers of `cap` rows for the recursion `mode` (`frozen`: room for ALD's W and pending terms); unused
+    fields get 0 rows."""
     z = np.zeros
     ald, fb = mode == _MODE_ALD, mode >= _MODE_FB
     return _KOSState(D=z((cap, d)), M=z((cap, cap)), P=z((cap, cap)) if ald else z((0, 0)),
                      W=z((cap, cap)) if frozen else z((0, 0)), V=z((cap, n_out)),
                      Yd=z((cap, n_out)) if fb else z((0, n_out)), idx=z(cap, np.int64),
                      pend=z(cap) if ald else z(0), alpha=z((cap, n_out)), diag=z(cap) if fb else z(0),
-                     work=z((3, cap)), counts=z(_N_COUNTS, np.int64), fvals=z(_N_FVALS))
+                     work=z((3 + _ALD_BLOCK if frozen else 3, cap)), counts=z(_N_COUNTS, np.int64), fvals=z(_N_FVALS))
 
 # %% ../nbs/07_kos_elm.ipynb #31217d11
 _ROW_FIELDS, _SQUARE_FIELDS = ('D', 'V', 'Yd', 'idx', 'pend', 'alpha', 'diag'), ('M', 'P', 'W')
@@ -471,7 +501,8 @@ _ROW_FIELDS, _SQUARE_FIELDS = ('D', 'V', 'Yd', 'idx', 'pend', 'alpha', 'diag'), 
 def _resized(state, cap):
     "A copy of `state` whose buffers hold `cap` rows (the first m kept); fields of size 0 stay as they are."
     m = int(state.counts[_N_DICT])
-    new = {'counts': state.counts.copy(), 'fvals': state.fvals.copy(), 'work': np.zeros((3, cap))}
+    new = {'counts': state.counts.copy(), 'fvals': state.fvals.copy(), 'work': np.zeros((state.work.shape[0], cap))}
+    new['work'][:, :m] = state.work[:, :m]                    # ALD's pending terms live there
     for key in _ROW_FIELDS:
         a = getattr(state, key)
         if a.shape[0]:
@@ -626,34 +657,34 @@ def _lower_inverse(L, m, W):
 
 # %% ../nbs/07_kos_elm.ipynb #a11f0004
 def _freeze(state):
-    """Form W = L^-1 of an ALD dictionary that has reached its budget: `_ald_run` leaves this step to its caller, so
-    that a stream which never fills its budget never compiles `_lower_inverse`."""
-    _lower_inverse(state.M, int(state.counts[_N_DICT]), state.W)
+    """Prepare an ALD dictionary that has reached its budget for `_ald_frozen_run`: W = L^-1, and P stored whole
+    (both triangles) with its deferred rank-one term applied. `_ald_run` leaves this step to its caller, so that a
+    stream which never fills its budget never compiles `_lower_inverse` nor the frozen recursion."""
+    m = int(state.counts[_N_DICT])
+    _lower_inverse(state.M, m, state.W)
+    p = state.pend[:m]
+    low = np.tril(state.P[:m, :m]) - state.fvals[_PEND_SCALE] * np.tril(np.outer(p, p))
+    state.P[:m, :m] = low + np.tril(low, -1).T
+    state.fvals[_PEND_SCALE] = 0.0
+    state.counts[_N_PENDING] = 0
     state.counts[_W_READY] = 1
 
 # %% ../nbs/07_kos_elm.ipynb #a050871a
 @njit(cache=True, fastmath=_FM, inline='always')
-def _ald_project(cf, D, M, W, counts, m, x, lbuf, pbuf):
-    """Eq. 11 for the sample x: lbuf <- l = L^-1 k (or W k once the dictionary is frozen at `max_size`: W is
-    formed by then, see `_freeze`; pbuf is scratch). Returns (dis2, admit): dis^2 = k(x,x) - l'l and whether x
-    joins (dis^2 above the threshold and the floor, as fractions of k(x,x)). A sample the floor alone keeps out is
-    counted in `_N_EVENTS`."""
+def _ald_project(cf, D, M, counts, m, x, lbuf):
+    """Eq. 11 for the sample x: lbuf <- l = L^-1 k. Returns (dis2, admit): dis^2 = k(x,x) - l'l and whether x joins
+    (dis^2 above the threshold and the floor, as fractions of k(x,x)). A sample the floor alone keeps out is counted
+    in `_N_EVENTS`. A dictionary at its budget takes `_ald_frozen_run` instead."""
     ktt = _krow(cf.kern, D, m, x, lbuf)
-    dis2, admit = 0.0, False
-    if m < cf.max_size:
-        _forward(M, m, lbuf)                                # l = L^-1 k
-        s = 0.0
-        for i in range(m):
-            s += lbuf[i] * lbuf[i]
-        dis2 = ktt - s                                         # eq. 11
-        admit = dis2 > cf.threshold * ktt
-        if admit and dis2 <= cf.floor * ktt:
-            admit = False
-            counts[_N_EVENTS] += 1
-    else:
-        for i in range(m):                                     # frozen dictionary: l = W k, rows independent
-            pbuf[i] = lbuf[i]
-        _lower_matvec(W, m, pbuf, lbuf)
+    _forward(M, m, lbuf)                                   # l = L^-1 k
+    s = 0.0
+    for i in range(m):
+        s += lbuf[i] * lbuf[i]
+    dis2 = ktt - s                                         # eq. 11
+    admit = dis2 > cf.threshold * ktt
+    if admit and dis2 <= cf.floor * ktt:
+        admit = False
+        counts[_N_EVENTS] += 1
     return dis2, admit
 
 # %% ../nbs/07_kos_elm.ipynb #16b9cff4
@@ -710,24 +741,24 @@ def _ald_run(X, Y, E, state, config, start):
     term and forms P l (`_rls_pass`), the error e = y - l'beta, then `_ald_admit` and `_ald_new_row` or
     `_ald_reject`. `state` and `config` are a `_KOSState` and a `_KOSConfig` as plain tuples. The rows from
     `start` on are processed; returns the row reached: len(X), or the row t of a joining sample that finds the buffers
-    full (the state then excludes it; grow them and call again from t). -2 - t: the dictionary reached its budget at
-    row t and W = L^-1 is not formed yet (`_freeze` forms it; call again from t). -1: X or Y holds NaN or infinity
+    full (the state then excludes it; grow them and call again from t). -2 - t: the dictionary is at its budget at
+    row t (`_freeze` it once, then `_ald_frozen_run` takes the rows from t). -1: X or Y holds NaN or infinity
     (checked when `start` is 0, before anything changes)."""
     if start == 0 and not _all_finite(X, Y):
         return -1
     st, cf = _KOSState(*state), _KOSConfig(*config)
-    D, M, P, W, B, idx, pend, counts, fvals = st.D, st.M, st.P, st.W, st.V, st.idx, st.pend, st.counts, st.fvals
+    D, M, P, B, idx, pend, counts, fvals = st.D, st.M, st.P, st.V, st.idx, st.pend, st.counts, st.fvals
     lbuf, pbuf = st.work[0], st.work[1]                       # the fields once: no tuple held across the calls
     m, cap = counts[_N_DICT], D.shape[0]
     base = counts[_N_SEEN] - start                             # row t is sample base + t of the stream
     scale = fvals[_PEND_SCALE]
     reached = code = X.shape[0]
     for t in range(start, X.shape[0]):
-        if m == cf.max_size and counts[_W_READY] == 0:
+        if m == cf.max_size:
             reached, code = t, -2 - t
             break
         x = X[t]
-        dis2, admit = _ald_project(cf, D, M, W, counts, m, x, lbuf, pbuf)
+        dis2, admit = _ald_project(cf, D, M, counts, m, x, lbuf)
         if admit and m == cap:
             reached = code = t
             break
@@ -747,6 +778,98 @@ def _ald_run(X, Y, E, state, config, start):
     fvals[_PEND_SCALE] = scale
     counts[_VERSION] += 1
     return code
+
+# %% ../nbs/07_kos_elm.ipynb #b0a1d001
+@njit(cache=True, fastmath=_FM)
+def _sym_matvec(P, m, v, out):
+    "out[:m] = P[:m, :m] v[:m] for P stored whole: independent row dot products, four rows at a time, read only."
+    i = 0
+    while i + 4 <= m:
+        P0, P1, P2, P3 = P[i], P[i + 1], P[i + 2], P[i + 3]
+        a0 = a1 = a2 = a3 = 0.0
+        for j in range(m):
+            vj = v[j]
+            a0 += P0[j] * vj
+            a1 += P1[j] * vj
+            a2 += P2[j] * vj
+            a3 += P3[j] * vj
+        out[i], out[i + 1], out[i + 2], out[i + 3] = a0, a1, a2, a3
+        i += 4
+    for r in range(i, m):
+        Pr = P[r]
+        s = 0.0
+        for j in range(m):
+            s += Pr[j] * v[j]
+        out[r] = s
+
+# %% ../nbs/07_kos_elm.ipynb #b0a1d004
+@njit(cache=True, fastmath=_FM)
+def _rank_update(P, m, V, first, nb):
+    """P[:m, :m] -= sum_b V[b] V[b]' over the rows b = first .. first + nb - 1 of V, P stored whole: one pass over P
+    per four terms, so that a block of samples writes P once instead of once per sample (exactly symmetric)."""
+    for i in range(m):
+        Pi = P[i]
+        b = first
+        while b + 4 <= first + nb:
+            V0, V1, V2, V3 = V[b], V[b + 1], V[b + 2], V[b + 3]
+            c0, c1, c2, c3 = V0[i], V1[i], V2[i], V3[i]
+            for j in range(m):
+                Pi[j] -= c0 * V0[j] + c1 * V1[j] + c2 * V2[j] + c3 * V3[j]
+            b += 4
+        while b < first + nb:
+            Vb = V[b]
+            c = Vb[i]
+            for j in range(m):
+                Pi[j] -= c * Vb[j]
+            b += 1
+
+# %% ../nbs/07_kos_elm.ipynb #b0a1d007
+@njit(cache=True, fastmath=_FM)
+def _ald_frozen_run(X, Y, E, state, config):
+    """ALD-KOS-ELM over the batch (X, Y) once the dictionary is at its budget (`_freeze`d): every sample takes the
+    rejected update. Per sample: l = W k, u = P l, e = y - l'beta (into E[t]), beta += u e g and P -= g u u' with
+    g = 1 / (1 + l'u). P's terms v = sqrt(g) u wait in work rows 3, 4, ... (counts[_N_PENDING] of them, across
+    calls) and are applied `_ALD_BLOCK` at a time (`_rank_update`): meanwhile u = P l - sum_b (v_b'l) v_b, the same
+    recursion. `state` and `config` are a `_KOSState` and a `_KOSConfig` as plain tuples. Returns 0, or -1 (nothing
+    changed) when X or Y holds NaN or infinity."""
+    if not _all_finite(X, Y):
+        return -1
+    st, cf = _KOSState(*state), _KOSConfig(*config)
+    D, P, W, B, counts, work = st.D, st.P, st.W, st.V, st.counts, st.work
+    kbuf, lbuf, ubuf = work[0], work[1], work[2]
+    m, nb = counts[_N_DICT], counts[_N_PENDING]
+    DT = np.ascontiguousarray(D[:m].T)                          # read column-wise (`_krow_cols`)
+    for t in range(X.shape[0]):
+        _krow_cols(cf.kern, DT, m, X[t], kbuf)
+        _lower_matvec(W, m, kbuf, lbuf)                         # l = W k
+        _sym_matvec(P, m, lbuf, ubuf)                           # u = P l ...
+        for b in range(3, 3 + nb):                              # ... less the pending terms
+            Vb = work[b]
+            s = 0.0
+            for i in range(m):
+                s += Vb[i] * lbuf[i]
+            for i in range(m):
+                ubuf[i] -= s * Vb[i]
+        lPl = 0.0
+        for i in range(m):
+            lPl += lbuf[i] * ubuf[i]
+        _apriori_errors(lbuf, m, B, Y, E, t)                    # f(x) = l'beta
+        g = 1.0 / (1.0 + lPl)
+        for o in range(B.shape[1]):
+            h = E[t, o] * g
+            for i in range(m):
+                B[i, o] += ubuf[i] * h
+        sg, Vn = math.sqrt(g), work[3 + nb]
+        for i in range(m):
+            Vn[i] = ubuf[i] * sg
+        nb += 1
+        if nb == _ALD_BLOCK:
+            _rank_update(P, m, work, 3, nb)
+            nb = 0
+    counts[_N_PENDING] = nb
+    counts[_N_SEEN] += X.shape[0]
+    counts[_VERSION] += 1
+    return 0
 
 # %% ../nbs/07_kos_elm.ipynb #81fd7b21
 @njit(cache=True, fastmath=_FM)
@@ -1599,13 +1722,15 @@ def _install(est, state, config=None):
 # %% ../nbs/07_kos_elm.ipynb #a11f000b
 _COMPILES = {_MODE_TABLE1: ('_table1_run', 'the KOS-ELM Table I recursion', 5),
              _MODE_ALD: ('_ald_run', 'the KOS-ELM ALD recursion', 7),
-             _MODE_FB: ('_fb_run', 'the KOS-ELM fixed-budget/window recursion', 9)}
+             _MODE_FB: ('_fb_run', 'the KOS-ELM fixed-budget/window recursion', 9),
+             'ald_budget': ('_ald_frozen_run', 'the KOS-ELM ALD recursion at its budget', 3)}
 
 
 def _kos_compile_notice(mode, stream=None):
-    """One line on stderr before the first compilation of the recursion `mode` in a process whose numba cache lacks
-    it (`kelm_nb.jit.compile_notice`; the CPU seconds are typical cold compilations). Returns whether it printed."""
-    name, what, seconds = _COMPILES[min(mode, _MODE_FB)]
+    """One line on stderr before the first compilation of the recursion `mode` (or 'ald_budget') in a process whose
+    numba cache lacks it (`kelm_nb.jit.compile_notice`; the CPU seconds are typical cold compilations). Returns whether
+    it printed."""
+    name, what, seconds = _COMPILES[_MODE_FB if mode == _MODE_WINDOW else mode]
     return compile_notice(f'kos_elm_{name}', globals()[name], what, seconds, stream)
 
 # %% ../nbs/07_kos_elm.ipynb #63e9debf
@@ -1618,7 +1743,7 @@ def _kos_start(est, X, T):
     est.budget_ = (DEFAULT_BUDGET if est.budget == 'auto' else est.budget) if est.sparsification else None
     mode = _MODES[est.sparsification]
     _kos_compile_notice(mode)
-    est._n_outputs = n_out
+    est._n_outputs, est._fb_check_at = n_out, 0
     kern = (KERNEL_IDS[est.kernel], est.gamma_, float(est.degree), float(est.coef0), 1.0 if est.fit_intercept else 0.0)
     config = _KOSConfig(kern, 1.0 / est.C, est.ald_threshold_, ALD_FLOOR,
                         _NO_CAP if est.budget_ is None else est.budget_, mode)
@@ -1635,10 +1760,14 @@ def _grow(est, cap):
 # %% ../nbs/07_kos_elm.ipynb #b1289ae9
 def _kos_learn(est, X, T):
     """Fold the batch (X, T) into the state in place; returns its a-priori errors, or None (nothing learnt) when X or T
-    holds NaN or infinity, which the recursions check before they start."""
+    holds NaN or infinity, which the recursions check before they start. ALD hands its rows over to
+    `_ald_frozen_run` once the dictionary is at its budget."""
     E = np.empty((X.shape[0], T.shape[1]))
     mode = est._config.mode
     if mode == _MODE_ALD:
+        st = est._state
+        if st.counts[_W_READY]:
+            return None if _ald_frozen_run(X, T, E, est._state_args, est._config_args) else E
         done = 0
         while done != X.shape[0]:
             done = _ald_run(X, T, E, est._state_args, est._config_args, done)
@@ -1646,8 +1775,11 @@ def _kos_learn(est, X, T):
                 return None
             if done < -1:
                 done = -2 - done
+                _kos_compile_notice('ald_budget')
                 _freeze(est._state)
-            elif done < X.shape[0]:
+                _ald_frozen_run(X[done:], T[done:], E[done:], est._state_args, est._config_args)
+                return E
+            if done < X.shape[0]:
                 _grow(est, int(min(2 * est._state.D.shape[0], est._config.max_size)))
         return E
     if mode == _MODE_TABLE1:
@@ -1710,12 +1842,16 @@ def _fb_target_spread(st, n_outputs):
 
 # %% ../nbs/07_kos_elm.ipynb #87e329c2
 def _warn_fb_outliers(est):
-    "UserWarning, once, when the FB dictionary's targets spread more than 2.5 times the stream's."
+    """UserWarning, once, when the FB dictionary's targets spread more than 2.5 times the stream's; checked from
+    4 x budget samples on, at most once per `budget` samples (`_fb_check_at`), so that a row-by-row stream does
+    not pay for the spread on every call."""
     counts = est._state.counts
-    if counts[_WARNED] & _FLAG_FB_OUTLIERS:
+    n = int(counts[_N_SEEN])
+    if counts[_WARNED] & _FLAG_FB_OUTLIERS or n < est.__dict__.get('_fb_check_at', 0):
         return
-    m, n = int(counts[_N_DICT]), int(counts[_N_SEEN])
+    m = int(counts[_N_DICT])
     if n >= 4 * est.budget_ and m > 1:
+        est._fb_check_at = n + est.budget_
         ratio = _fb_target_spread(est._state, est._n_outputs)
         if ratio > 2.5:
             counts[_WARNED] |= _FLAG_FB_OUTLIERS
@@ -1801,7 +1937,11 @@ class _KOSELMBase(_StreamingModel):
     def __setstate__(self, state):
         super().__setstate__(state)
         if '_state' in state:                          # writable buffers, whatever the unpickler gave (memmaps)
-            _install(self, _KOSState(*(np.array(a) for a in self._state)), self._config)
+            st = _KOSState(*(np.array(a) for a in self._state))
+            if st.counts.shape[0] != _N_COUNTS:        # the recursions index the counters unchecked
+                raise ValueError(f"the pickled KOS-ELM state holds {st.counts.shape[0]} stream counters where this "
+                                 f"version of kelm_nb keeps {_N_COUNTS}: refit the model")
+            _install(self, st, self._config)
 
     def __getstate__(self):
         state = dict(super().__getstate__())           # a copy: the model itself keeps its buffers

@@ -10,6 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kelm_nb.core import (ELMClassifier, ELMRegressor, IllConditionedWarning, KernelELMClassifier, KernelELMRegressor,
                           RandomHiddenLayer, compute_kernel, kernel_ridge_solve)
+from kelm_nb import kos_elm
 from kelm_nb.kos_elm import (KERNEL_IDS, KOSELMClassifier, KOSELMRegressor, OSELMClassifier, OSELMRegressor,
                              oselm_coef, oselm_init, oselm_update, prequential_errors)
 from sklearn.kernel_ridge import KernelRidge
@@ -313,6 +314,47 @@ def test_pickles_are_trimmed_and_continue():
     again.partial_fit(X[600:], Y[600:, 0])
     est.partial_fit(X[600:], Y[600:, 0])
     np.testing.assert_array_equal(again.predict(X), est.predict(X))
+
+
+
+def test_ald_at_budget_blocks_splits_and_pickles():
+    """At its budget ALD applies P's rank-one terms a block at a time, across calls: any split of the stream (row by
+    row, a pickle between two rows of a block) gives the same model, and the a-priori errors match a plain RLS."""
+    X, Y = _data(n=300, n_out=1)
+    kw = dict(gamma=1.5, C=20.0, ald_threshold=0.0, budget=12, fit_intercept=False)
+    batch = KOSELMRegressor(**kw).fit(X, Y[:, 0])
+    rows = KOSELMRegressor(**kw)
+    for t in range(150):
+        rows.partial_fit(X[t:t + 1], Y[t:t + 1, 0])
+    assert rows._state.counts[kos_elm._N_PENDING] > 0          # mid-block
+    again = pickle.loads(pickle.dumps(rows))
+    for est in (rows, again):
+        for t in range(150, 300):
+            est.partial_fit(X[t:t + 1], Y[t:t + 1, 0])
+        np.testing.assert_allclose(est.coef_, batch.coef_, rtol=1e-10, atol=1e-12 * np.abs(batch.coef_).max())
+    np.testing.assert_array_equal(again.coef_, rows.coef_)
+    # the frozen part against a plain-NumPy RLS on the frozen dictionary's whitened features (same start)
+    est = KOSELMRegressor(**kw).fit(X[:100], Y[:100, 0])
+    st, m = est._state, 12
+    P = st.P[:m, :m].copy()
+    for b in range(st.counts[kos_elm._N_PENDING]):
+        P -= np.outer(st.work[3 + b, :m], st.work[3 + b, :m])
+    beta, W, errs = st.V[:m, 0].copy(), st.W[:m, :m], []
+    K = np.exp(-1.5 * ((X[100:, None, :] - st.D[None, :m]) ** 2).sum(-1))
+    for k, y in zip(K, Y[100:, 0]):
+        l = W @ k
+        u = P @ l
+        e = y - l @ beta
+        g = 1.0 / (1.0 + l @ u)
+        beta, P = beta + g * e * u, P - g * np.outer(u, u)
+        errs.append(e)
+    got = kos_elm.prequential_errors(est, X[100:], Y[100:, 0])
+    np.testing.assert_allclose(got, errs, rtol=1e-9, atol=1e-10)
+    # a state whose counters do not match this module's layout is refused on unpickling, not indexed past its end
+    state = est.__getstate__()
+    state['_state'] = state['_state']._replace(counts=state['_state'].counts[:-1])
+    with pytest.raises(ValueError, match='stream counters'):
+        KOSELMRegressor().__setstate__(state)
 
 
 @pytest.mark.parametrize('cls,kw', [(KOSELMRegressor, {}), (KOSELMRegressor, dict(sparsification='fb', budget=20)),
