@@ -1635,8 +1635,8 @@ class OSELMRegressor(_StreamRegressorMixin, _OSELMBase):
     Liang et al.'s eq. 7-8 update $P = (H^TH + I/C)^{-1}$ by the matrix inversion lemma. The estimator carries the
     same recursion in square-root form: the triangular $R$ with $R^TR = P^{-1}$ absorbs each row by Givens rotations
     (a chunk of at least L rows by one LAPACK QR), and $\\beta = R^{-1}B$. It agrees with the batch
-    `ELMRegressor`/`ELMClassifier` with the same parameters at any C, where the explicit inverse loses accuracy once
-    $H^TH + I/C$ is ill-conditioned. Memory is $O(L^2)$, whatever the length of the stream.
+    `ELMRegressor`/`ELMClassifier` with the same parameters (random layer) at any C, where the explicit inverse
+    loses accuracy once $H^TH + I/C$ is ill-conditioned. Memory is $O(L^2)$, whatever the length of the stream.
 
     Examples
     --------
