@@ -34,7 +34,8 @@ import kelm_nb.kernels  # noqa: F401  (registers the 'asymptotic' kernel; the pa
 _FASTSUM = {'reassoc', 'nsz', 'contract', 'arcp'}   # sums may be reordered (vectorised); NaN and inf keep their meaning
 # the solver's inner kernels run only inside the jitted solver: no Python entry point (converting its named
 # tuples costs most of a kernel's compile time) and no cache file of their own (the solver's cached code
-# contains them)
+# contains them); its phases, each called from one place, are inlined into their caller, so that numba compiles
+# and optimises them once rather than again inside each caller's code
 _INNER = {'no_cpython_wrapper': True, 'no_cfunc_wrapper': True}
 
 
@@ -258,7 +259,7 @@ class _Start(NamedTuple):
     suma: float           # 1' alpha
 
 # %% ../nbs/05_nu_oelm.ipynb #2b7ce95e
-@njit(**_INNER)
+@njit(inline='always', **_INNER)
 def _start(P, alpha0):
     """The work arrays at the start `alpha0` (clipped to the box): each variable's status, the gradient, and the free
     start values queued in `pending` (they enter $S$ as violators do)."""
@@ -380,7 +381,7 @@ def _current_gradient(Q, g, dal, touched, ntouch, j):
     return gj
 
 # %% ../nbs/05_nu_oelm.ipynb #0afc507d
-@njit(**_INNER)
+@njit(inline='always', **_INNER)
 def _flush_gradient(Q, W, ntouch):
     """The deferred gradient update: $\\mathbf{g} \\mathrel{+}= \\sum_k \\Delta\\alpha_k Q_{k\\cdot}$, one contiguous
     row per changed variable; returns 0 (the new count)."""
@@ -432,7 +433,7 @@ class _SingularStep(NamedTuple):
     dirj: float           # the direction of j along the null vector
 
 # %% ../nbs/05_nu_oelm.ipynb #d4bde31b
-@njit(**_INNER)
+@njit(inline='always', **_INNER)
 def _null_direction(P, W, Lf, s, ntouch, j, dirj):
     """The null direction of a singular $A_{S\\cup j}$ (its new pivot vanished): $\\tilde{\\mathbf{d}} =
     (-A_S^{-1}\\mathbf{a}_{Sj}, 1)$ into `W.p` (times the direction of j), with $A_S^{-1}\\mathbf{a}_{Sj}$ in `W.u`
@@ -456,7 +457,7 @@ def _null_direction(P, W, Lf, s, ntouch, j, dirj):
     return dirj, sigma
 
 # %% ../nbs/05_nu_oelm.ipynb #c76d2faf
-@njit(**_INNER)
+@njit(inline='always', **_INNER)
 def _singular_step(P, W, st, j, dirj):
     """The singular-direction step: along the null direction $A\\tilde{\\mathbf{d}} = d_2\\mathbf{e}_j \\approx 0$,
     so $Q\\tilde{\\mathbf{d}}\\approx 0$ and $\\mathbf{1}^\\top\\tilde{\\mathbf{d}}\\approx 0$ and the objective is
@@ -532,7 +533,7 @@ def _append_solves(Lf, s, gs, lu, lv):
     lv[s] = ag / Lf[s, s]
 
 # %% ../nbs/05_nu_oelm.ipynb #d03acc35
-@njit(**_INNER)
+@njit(inline='always', **_INNER)
 def _enter_pending(P, W, opt, st, npend):
     """Let the entering indices (the violators chosen by the KKT check, or the free values of a warm start) join
     the free set $S$: append each to the factor (and an entry to `W.lu`, `W.lv`), or, while its pivot is singular,
@@ -596,7 +597,7 @@ def _equality_step(Lf, s, has_eq, r, c, u, v, p):
     return mu - c * q
 
 # %% ../nbs/05_nu_oelm.ipynb #117affc9
-@njit(**_INNER)
+@njit(inline='always', **_INNER)
 def _minimise_on_free_set(P, W, st, max_iter):
     """The inner loop (eq. 28-31, the paper's pass over the non-bound instances): step to the minimiser of eq. 29 on
     the free set; if the step leaves the box, stop at the first bound (ratio test) and drop that variable from $S$.
@@ -707,7 +708,7 @@ class ActiveSetResult(NamedTuple):
     kkt_gap: float
 
 # %% ../nbs/05_nu_oelm.ipynb #513f4466
-@njit(**_INNER)
+@njit(inline='always', **_INNER)
 def _refresh_gradient(P, W):
     """Recompute $\\mathbf{g}$ from $\\alpha$ (the incremental updates drift) and $\\mathbf{1}^\\top\\alpha$; returns
     `(drift, suma)`, drift the largest change of an entry of $\\mathbf{g}$."""
