@@ -32,9 +32,14 @@ import kelm_nb.kernels  # noqa: F401  (registers the 'asymptotic' kernel; the pa
 
 # %% ../nbs/05_nu_oelm.ipynb #0c88cf26
 _FASTSUM = {'reassoc', 'nsz', 'contract', 'arcp'}   # sums may be reordered (vectorised); NaN and inf keep their meaning
+# the solver's inner kernels run only inside the jitted solver: no Python entry point (converting its named
+# tuples costs most of a kernel's compile time) and no cache file of their own (the solver's cached code
+# contains them); its phases, each called from one place, are inlined into their caller, so that numba compiles
+# and optimises them once rather than again inside each caller's code
+_INNER = {'no_cpython_wrapper': True, 'no_cfunc_wrapper': True}
 
 
-@njit(cache=True, fastmath=_FASTSUM)
+@njit(fastmath=_FASTSUM, **_INNER)
 def _chol_append(Lf, s, acol, adiag):
     """Append row `s` to the Cholesky factor `Lf[:s, :s]` of A, with `acol` = $A_{S,new}$ and `adiag` = $A_{new,new}$.
     Returns the new pivot squared $d_2$; the caller keeps the row (setting `Lf[s, s]` $=\\sqrt{d_2}$) only if $d_2$ is
@@ -50,7 +55,7 @@ def _chol_append(Lf, s, acol, adiag):
     return d2
 
 # %% ../nbs/05_nu_oelm.ipynb #9b37281a
-@njit(cache=True)
+@njit(**_INNER)
 def _chol_delete(Lf, s, pos, x, y):
     """Remove row and column `pos` from the factor of size `s`: shift the rows up, then Givens rotations restore the
     triangle, applied row by row (each row is contiguous). The same rotations turn the solutions `x`, `y` of
@@ -78,7 +83,7 @@ def _chol_delete(Lf, s, pos, x, y):
         y[r], y[r + 1] = c * a + sn * b, -sn * a + c * b
 
 # %% ../nbs/05_nu_oelm.ipynb #4d2c72a8
-@njit(cache=True, fastmath=_FASTSUM)
+@njit(fastmath=_FASTSUM, **_INNER)
 def _forward_substitute(Lf, s, b, out):
     "Solve $L\\mathbf{x} = \\mathbf{b}$ for the leading s×s factor into `out` (`b` is not modified)."
     for i in range(s):
@@ -88,7 +93,7 @@ def _forward_substitute(Lf, s, b, out):
         out[i] = v / Lf[i, i]
 
 
-@njit(cache=True)
+@njit(**_INNER)
 def _back_substitute(Lf, s, out):
     "Solve $L^\\top\\mathbf{x} = $ `out` in place for the leading s×s factor (rows of L are contiguous: axpy form)."
     for i in range(s - 1, -1, -1):
@@ -98,7 +103,7 @@ def _back_substitute(Lf, s, out):
             out[k] -= Lf[i, k] * xi
 
 # %% ../nbs/05_nu_oelm.ipynb #7591e866
-@njit(cache=True)
+@njit(**_INNER)
 def _axpy_row(g, Q, k, a):
     "$\\mathbf{g} \\mathrel{+}= a\\,Q_{k\\cdot}$ (a row of Q is contiguous; skipped when a = 0)."
     if a != 0.0:
@@ -140,7 +145,7 @@ _AT_UPPER = 1   # alpha_i = u_i: the set U
 _FREE = 2       # 0 < alpha_i < u_i: the free set S (a variable at a bound may also be held in S)
 
 
-@njit(cache=True)
+@njit(**_INNER)
 def _update_alpha_status(status, alpha, ub, k):
     "The status of $\\alpha_k$ from its value, LIBSVM's `update_alpha_status`."
     if alpha[k] <= 0.0:
@@ -221,7 +226,7 @@ class _State(NamedTuple):
     suma: float           # 1' alpha, kept incrementally
 
 # %% ../nbs/05_nu_oelm.ipynb #12a574bc
-@njit(cache=True)
+@njit(**_INNER)
 def _initial_gradient(P, alpha):
     """The gradient $\\mathbf{g} = Q\\alpha + \\text{lin}$ of the dual objective (eq. 27: lin $= 0$; eq. 5: lin
     $= -\\mathbf{1}$) from the rows of the variables above 0, $\\sum_{\\alpha_k>0}\\alpha_k Q_{k\\cdot}$, or, when
@@ -254,7 +259,7 @@ class _Start(NamedTuple):
     suma: float           # 1' alpha
 
 # %% ../nbs/05_nu_oelm.ipynb #2b7ce95e
-@njit(cache=True)
+@njit(inline='always', **_INNER)
 def _start(P, alpha0):
     """The work arrays at the start `alpha0` (clipped to the box): each variable's status, the gradient, and the free
     start values queued in `pending` (they enter $S$ as violators do)."""
@@ -287,7 +292,7 @@ def _start(P, alpha0):
     return _Start(work, npend, suma)
 
 # %% ../nbs/05_nu_oelm.ipynb #9efa0578
-@njit(cache=True)
+@njit(**_INNER)
 def _select_entering(g, status, lam, thr, k, pending, viol):
     """The outer loop's KKT check (eq. 25) over the bound variables, LIBSVM's `select_working_set` for this problem:
     the indices whose violation ($\\lambda - g_i$ at 0, $g_i - \\lambda$ at the upper bound) exceeds `thr`, worst
@@ -335,7 +340,7 @@ def _select_entering(g, status, lam, thr, k, pending, viol):
     return npend
 
 # %% ../nbs/05_nu_oelm.ipynb #dc7ff9d2
-@njit(cache=True)
+@njit(**_INNER)
 def _ratio_test(d, s, free, alpha, ub, tau):
     """The ratio test: the longest step $\\le$ `tau` along `d` that keeps $\\alpha_S$ in its box $[0, u]$, and the
     position in $S$ of the variable that blocks it (-1 if none does)."""
@@ -354,7 +359,7 @@ def _ratio_test(d, s, free, alpha, ub, tau):
     return tau, blk
 
 # %% ../nbs/05_nu_oelm.ipynb #de8e968b
-@njit(cache=True)
+@njit(**_INNER)
 def _record_change(dal, touched, post, ntouch, k, delta):
     """Record a change of $\\alpha_k$ for the deferred update of the full gradient, in the arrays `W.dal`,
     `W.touched`, `W.post`; returns the number of changed indices. It runs once per free variable per step: plain
@@ -367,7 +372,7 @@ def _record_change(dal, touched, post, ntouch, k, delta):
     return ntouch
 
 # %% ../nbs/05_nu_oelm.ipynb #160db86d
-@njit(cache=True)
+@njit(**_INNER)
 def _current_gradient(Q, g, dal, touched, ntouch, j):
     "$g_j$ with the changes of $\\alpha$ (`W.dal` at `W.touched[:ntouch]`) not yet flushed into `W.g`."
     gj = g[j]
@@ -376,7 +381,7 @@ def _current_gradient(Q, g, dal, touched, ntouch, j):
     return gj
 
 # %% ../nbs/05_nu_oelm.ipynb #0afc507d
-@njit(cache=True)
+@njit(inline='always', **_INNER)
 def _flush_gradient(Q, W, ntouch):
     """The deferred gradient update: $\\mathbf{g} \\mathrel{+}= \\sum_k \\Delta\\alpha_k Q_{k\\cdot}$, one contiguous
     row per changed variable; returns 0 (the new count)."""
@@ -389,7 +394,7 @@ def _flush_gradient(Q, W, ntouch):
     return 0
 
 # %% ../nbs/05_nu_oelm.ipynb #3d51c88d
-@njit(cache=True)
+@njit(**_INNER)
 def _move_to_bound(Q, ub, alpha, status, gS, free, s, k, up):
     """Put $\\alpha_k$ on its upper ($U$) or lower ($L$) bound and update $\\mathbf{g}_S$ by that change in $O(|S|)$
     (the fields of `P` and `W` it needs, as arrays: it runs once per blocked step); returns the change, which the
@@ -407,7 +412,7 @@ def _move_to_bound(Q, ub, alpha, status, gS, free, s, k, up):
     return delta
 
 # %% ../nbs/05_nu_oelm.ipynb #0ec41be6
-@njit(cache=True)
+@njit(**_INNER)
 def _leave_free_set(Lf, free, posS, gS, s, blk, lu, lv):
     """Remove position `blk` from the free set: its factor row and column (Givens), its entries of `W.free` and
     `W.gS` (and `W.posS`), and $L^{-1}\\mathbf{1}$, $L^{-1}\\mathbf{g}_S$ (`W.lu`, `W.lv`) rotated with the
@@ -428,7 +433,7 @@ class _SingularStep(NamedTuple):
     dirj: float           # the direction of j along the null vector
 
 # %% ../nbs/05_nu_oelm.ipynb #d4bde31b
-@njit(cache=True)
+@njit(inline='always', **_INNER)
 def _null_direction(P, W, Lf, s, ntouch, j, dirj):
     """The null direction of a singular $A_{S\\cup j}$ (its new pivot vanished): $\\tilde{\\mathbf{d}} =
     (-A_S^{-1}\\mathbf{a}_{Sj}, 1)$ into `W.p` (times the direction of j), with $A_S^{-1}\\mathbf{a}_{Sj}$ in `W.u`
@@ -452,7 +457,7 @@ def _null_direction(P, W, Lf, s, ntouch, j, dirj):
     return dirj, sigma
 
 # %% ../nbs/05_nu_oelm.ipynb #c76d2faf
-@njit(cache=True)
+@njit(inline='always', **_INNER)
 def _singular_step(P, W, st, j, dirj):
     """The singular-direction step: along the null direction $A\\tilde{\\mathbf{d}} = d_2\\mathbf{e}_j \\approx 0$,
     so $Q\\tilde{\\mathbf{d}}\\approx 0$ and $\\mathbf{1}^\\top\\tilde{\\mathbf{d}}\\approx 0$ and the objective is
@@ -482,7 +487,7 @@ def _singular_step(P, W, st, j, dirj):
     return _SingularStep(_State(st.Lf, s, ntouch, st.it, suma + delta), False, dirj)
 
 # %% ../nbs/05_nu_oelm.ipynb #050145ae
-@njit(cache=True)
+@njit(**_INNER)
 def _grow_factor(Lf, s, n):
     "The factor's storage, doubled (up to n) when the free set fills it."
     if s < Lf.shape[0]:
@@ -494,7 +499,7 @@ def _grow_factor(Lf, s, n):
     return L2
 
 # %% ../nbs/05_nu_oelm.ipynb #e4fbefdc
-@njit(cache=True)
+@njit(**_INNER)
 def _try_append(Q, c, u, free, Lf, s, j, sing_tol):
     """Append j's row to the factor of $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top$ (eq. 31) if its new pivot is
     clearly positive (above `sing_tol` of its diagonal entry); False leaves the unfinished row s for
@@ -508,7 +513,7 @@ def _try_append(Q, c, u, free, Lf, s, j, sing_tol):
     return True
 
 # %% ../nbs/05_nu_oelm.ipynb #8669bbac
-@njit(cache=True)
+@njit(**_INNER)
 def _factor_solves(Lf, s, gS, has_eq, ones, lu, lv):
     "$\\mathbf{u} = L^{-1}\\mathbf{1}$ (with the equality) into `lu` and $\\mathbf{v} = L^{-1}\\mathbf{g}_S$ into `lv`."
     _forward_substitute(Lf, s, gS, lv)
@@ -516,7 +521,7 @@ def _factor_solves(Lf, s, gS, has_eq, ones, lu, lv):
         _forward_substitute(Lf, s, ones, lu)
 
 
-@njit(cache=True, fastmath=_FASTSUM)
+@njit(fastmath=_FASTSUM, **_INNER)
 def _append_solves(Lf, s, gs, lu, lv):
     "Entry s of $L^{-1}\\mathbf{1}$ (`lu`) and of $L^{-1}\\mathbf{g}_S$ (`lv`) after row s was appended, $g_s$ = `gs`."
     a1 = 1.0
@@ -528,7 +533,7 @@ def _append_solves(Lf, s, gs, lu, lv):
     lv[s] = ag / Lf[s, s]
 
 # %% ../nbs/05_nu_oelm.ipynb #d03acc35
-@njit(cache=True)
+@njit(inline='always', **_INNER)
 def _enter_pending(P, W, opt, st, npend):
     """Let the entering indices (the violators chosen by the KKT check, or the free values of a warm start) join
     the free set $S$: append each to the factor (and an entry to `W.lu`, `W.lv`), or, while its pivot is singular,
@@ -561,7 +566,7 @@ def _enter_pending(P, W, opt, st, npend):
     return _State(Lf, s, ntouch, it, suma)
 
 # %% ../nbs/05_nu_oelm.ipynb #bc082f5b
-@njit(cache=True)
+@njit(**_INNER)
 def _equality_step(Lf, s, has_eq, r, c, u, v, p):
     """The step $\\mathbf{p}$ of eq. 31 on the free set, into `p` (`W.p`), from $\\mathbf{u} = L^{-1}\\mathbf{1}$
     and $\\mathbf{v} = L^{-1}\\mathbf{g}_S$ (`W.lu`, `W.lv`, kept current by the callers): arrays, since it runs once
@@ -592,7 +597,7 @@ def _equality_step(Lf, s, has_eq, r, c, u, v, p):
     return mu - c * q
 
 # %% ../nbs/05_nu_oelm.ipynb #117affc9
-@njit(cache=True)
+@njit(inline='always', **_INNER)
 def _minimise_on_free_set(P, W, st, max_iter):
     """The inner loop (eq. 28-31, the paper's pass over the non-bound instances): step to the minimiser of eq. 29 on
     the free set; if the step leaves the box, stop at the first bound (ratio test) and drop that variable from $S$.
@@ -631,7 +636,7 @@ def _minimise_on_free_set(P, W, st, max_iter):
     return _State(Lf, s, ntouch, it, suma)
 
 # %% ../nbs/05_nu_oelm.ipynb #3e65cd07
-@njit(cache=True)
+@njit(**_INNER)
 def _equality_multiplier(g, status, free, s):
     """$\\lambda$ (the margin $\\rho$) of eq. 27's equality: the mean of $g$ over the free set, else the midpoint
     between $\\max_U g$ and $\\min_L g$."""
@@ -654,7 +659,7 @@ def _equality_multiplier(g, status, free, s):
     return 0.5 * (gmaxU + gminL)
 
 # %% ../nbs/05_nu_oelm.ipynb #88b2a835
-@njit(cache=True)
+@njit(**_INNER)
 def _kkt_gap(g, alpha, ub, lam, has_eq):
     """The final gap, LIBSVM's `calculate_rho` counterpart: $\\max_{\\alpha_j>0} g_j - \\min_{\\alpha_i<u_i} g_i$ for
     eq. 27 (<= 0 exactly at an optimum), the largest violation of the box conditions for eq. 5."""
@@ -703,7 +708,7 @@ class ActiveSetResult(NamedTuple):
     kkt_gap: float
 
 # %% ../nbs/05_nu_oelm.ipynb #513f4466
-@njit(cache=True)
+@njit(inline='always', **_INNER)
 def _refresh_gradient(P, W):
     """Recompute $\\mathbf{g}$ from $\\alpha$ (the incremental updates drift) and $\\mathbf{1}^\\top\\alpha$; returns
     `(drift, suma)`, drift the largest change of an entry of $\\mathbf{g}$."""
