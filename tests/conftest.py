@@ -80,16 +80,33 @@ def _deselect_whole_runs(config, items):
         items[:] = kept
 
 
-def _group_shared_fixtures(items):
-    "Keep each module of SHARED_FIXTURES on one xdist worker, so that its module-scoped fixtures are built once."
-    for item in items:
-        if item.path.name in SHARED_FIXTURES:
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+def _shared_fixture_scope(nodeid, default):
+    "The work unit of a test: its module's path for the modules of SHARED_FIXTURES, else `default`."
+    module = nodeid.split('::', 1)[0]
+    return module if Path(module).name in SHARED_FIXTURES else default
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """With ``--dist loadgroup``, xdist's group scheduler that also keeps each module of SHARED_FIXTURES whole.
+
+    The grouping is decided here, on the controller, from the test ids alone. xdist's own ``xdist_group`` mark
+    only works where the worker may rewrite a test's id (``nodeid@group``); pytest 9.2 keeps ids in a structured
+    form that this rewrite no longer reaches, so the mark alone leaves every test a work unit of its own.
+    """
+    if config.getvalue('dist') != 'loadgroup': return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class SharedFixtureScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid):
+            scope = super()._split_scope(nodeid)  # an `xdist_group` mark's name, where xdist could add it
+            return _shared_fixture_scope(nodeid, scope) if scope == nodeid else scope
+
+    return SharedFixtureScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
     _deselect_whole_runs(config, items)
-    _group_shared_fixtures(items)
     if run_slow(config): return
     skip = pytest.mark.skip(reason='slow: run with --slow or KELM_NB_SLOW=1')
     for item in items:
