@@ -11,9 +11,13 @@
   process). The modules in ``SHARED_FIXTURES`` build something once for all their tests (the docs site, a Dask
   cluster, benchmark results), so each of them runs on one worker (an ``xdist_group``); every other test, each
   notebook included, goes to whichever worker is free.
-* numba gets one thread per usable core (``NUMBA_NUM_THREADS``) unless the caller chose otherwise, and a fresh
-  cache folder (``NUMBA_CACHE_DIR``) for the session unless one is set, so stale caches never bite. Both are set
-  here, before anything imports numba, and are inherited by the notebook subprocesses.
+* Threads: in one process numba gets one thread per usable core (``NUMBA_NUM_THREADS``); under pytest-xdist each
+  worker gets its share of the cores (cores // workers: one on a 2-core machine) for numba and for BLAS
+  (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``), since two workers each running two BLAS
+  threads on two cores make small factorisations 10-15x slower (threads spin waiting for each other). A variable
+  the caller set is kept. numba also gets a fresh cache folder (``NUMBA_CACHE_DIR``) for the session unless one is
+  set, so stale caches never bite. All are set here, before anything imports NumPy or numba, and are inherited by
+  the notebook subprocesses.
 """
 import os
 import shutil
@@ -31,7 +35,15 @@ def _usable_cores():
         return max(1, os.cpu_count() or 1)
 
 
-os.environ.setdefault('NUMBA_NUM_THREADS', str(_usable_cores()))
+def _threads_per_process():
+    "The usable cores shared out among the pytest-xdist workers (all of them without xdist)."
+    workers = int(os.environ.get('PYTEST_XDIST_WORKER_COUNT') or 1)
+    return max(1, _usable_cores() // max(1, workers))
+
+
+THREAD_VARIABLES = ('NUMBA_NUM_THREADS', 'OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS')
+if os.environ.get('PYTEST_XDIST_WORKER'):
+    for _name in THREAD_VARIABLES: os.environ.setdefault(_name, str(_threads_per_process()))
 _OWN_NUMBA_CACHE = None
 if not os.environ.get('NUMBA_CACHE_DIR'):
     _OWN_NUMBA_CACHE = tempfile.mkdtemp(prefix='kelm_nb_numba_')
@@ -57,7 +69,10 @@ def pytest_addoption(parser):
                           'and the scikit-learn estimator checks')
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_configure(config):
+    if not os.environ.get('PYTEST_XDIST_WORKER') and not config.pluginmanager.hasplugin('dsession'):
+        os.environ.setdefault('NUMBA_NUM_THREADS', str(_usable_cores()))  # one process runs every test
     config.addinivalue_line('markers', 'slow: long-running test, skipped unless --slow or KELM_NB_SLOW=1')
     config.addinivalue_line('markers', 'whole: a sweep the full suite runs and --fast leaves out')
 
