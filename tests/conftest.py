@@ -2,15 +2,18 @@
 
 * ``--slow`` (or the environment variable ``KELM_NB_SLOW=1``) also runs the notebook cells marked ``#| slow``
   (the papers' full-size reproductions) and the tests marked ``@pytest.mark.slow``; both are skipped by default.
-* ``--fast`` runs the edit-test loop's subset: the library's unit tests, without the modules in ``WHOLE_RUNS``
-  (every notebook executed, the docs site built and browsed, the fuzz runs, the benchmarks, the papers' protocols,
-  the command line's reproductions and the Dask cluster), without scikit-learn's estimator checks
-  (``test_sklearn_compatible``, some 2,900 cases) and without the tests marked ``@pytest.mark.whole`` (sweeps over
-  a paper's whole grid), which the full run keeps.
+* ``--fast`` runs the edit-test loop's subset (``python -m pytest --fast``): the library's unit tests, without the
+  modules in ``WHOLE_RUNS`` (every notebook executed, the docs site built and browsed, the fuzz runs, the
+  benchmarks, the papers' protocols, the command line's reproductions and the Dask cluster), without
+  scikit-learn's estimator checks (``test_sklearn_compatible``, some 2,900 cases) and without the tests marked
+  ``@pytest.mark.whole`` (sweeps over a paper's whole grid), which the full run keeps. Most of its time with an
+  empty numba cache is compilation: ``NUMBA_CACHE_DIR=<a folder of your own>`` keeps the compiled kernels from one
+  run to the next (only when it is unset does each session get a fresh folder).
 * The suite runs on every core (pytest-xdist: ``-n auto --dist loadgroup`` in ``pytest.ini``; ``-n 0`` for one
   process). The modules in ``SHARED_FIXTURES`` build something once for all their tests (the docs site, a Dask
-  cluster, benchmark results), so each of them runs on one worker (an ``xdist_group``); every other test, each
-  notebook included, goes to whichever worker is free.
+  cluster, benchmark results), so each of them runs whole on one worker: ``pytest_xdist_make_scheduler`` below
+  makes every such module one work unit, from the test ids alone (an ``xdist_group`` mark is not enough: see that
+  hook). Every other test, each notebook included, goes to whichever worker is free.
 * Threads: in one process numba gets one thread per usable core (``NUMBA_NUM_THREADS``); under pytest-xdist each
   worker gets its share of the cores (cores // workers: one on a 2-core machine) for numba and for BLAS
   (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``), since two workers each running two BLAS
