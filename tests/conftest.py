@@ -2,18 +2,25 @@
 
 * ``--slow`` (or the environment variable ``KELM_NB_SLOW=1``) also runs the notebook cells marked ``#| slow``
   (the papers' full-size reproductions) and the tests marked ``@pytest.mark.slow``; both are skipped by default.
-* ``--fast`` runs the edit-test loop's subset: the library's unit tests, without the modules in ``WHOLE_RUNS``
-  (every notebook executed, the docs site built and browsed, the fuzz runs, the benchmarks, the papers' protocols,
-  the command line's reproductions and the Dask cluster), without scikit-learn's estimator checks
-  (``test_sklearn_compatible``, some 2,900 cases) and without the tests marked ``@pytest.mark.whole`` (sweeps over
-  a paper's whole grid), which the full run keeps.
+* ``--fast`` runs the edit-test loop's subset (``python -m pytest --fast``): the library's unit tests, without the
+  modules in ``WHOLE_RUNS`` (every notebook executed, the docs site built and browsed, the fuzz runs, the
+  benchmarks, the papers' protocols, the command line's reproductions and the Dask cluster), without
+  scikit-learn's estimator checks (``test_sklearn_compatible``, some 2,900 cases) and without the tests marked
+  ``@pytest.mark.whole`` (sweeps over a paper's whole grid), which the full run keeps. Most of its time with an
+  empty numba cache is compilation: ``NUMBA_CACHE_DIR=<a folder of your own>`` keeps the compiled kernels from one
+  run to the next (only when it is unset does each session get a fresh folder).
 * The suite runs on every core (pytest-xdist: ``-n auto --dist loadgroup`` in ``pytest.ini``; ``-n 0`` for one
   process). The modules in ``SHARED_FIXTURES`` build something once for all their tests (the docs site, a Dask
-  cluster, benchmark results), so each of them runs on one worker (an ``xdist_group``); every other test, each
-  notebook included, goes to whichever worker is free.
-* numba gets one thread per usable core (``NUMBA_NUM_THREADS``) unless the caller chose otherwise, and a fresh
-  cache folder (``NUMBA_CACHE_DIR``) for the session unless one is set, so stale caches never bite. Both are set
-  here, before anything imports numba, and are inherited by the notebook subprocesses.
+  cluster, benchmark results), so each of them runs whole on one worker: ``pytest_xdist_make_scheduler`` below
+  makes every such module one work unit, from the test ids alone (an ``xdist_group`` mark is not enough: see that
+  hook). Every other test, each notebook included, goes to whichever worker is free.
+* Threads: in one process numba gets one thread per usable core (``NUMBA_NUM_THREADS``); under pytest-xdist each
+  worker gets its share of the cores (cores // workers: one on a 2-core machine) for numba and for BLAS
+  (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``), since two workers each running two BLAS
+  threads on two cores make small factorisations 10-15x slower (threads spin waiting for each other). A variable
+  the caller set is kept. numba also gets a fresh cache folder (``NUMBA_CACHE_DIR``) for the session unless one is
+  set, so stale caches never bite. All are set here, before anything imports NumPy or numba, and are inherited by
+  the notebook subprocesses.
 """
 import os
 import shutil
@@ -31,7 +38,15 @@ def _usable_cores():
         return max(1, os.cpu_count() or 1)
 
 
-os.environ.setdefault('NUMBA_NUM_THREADS', str(_usable_cores()))
+def _threads_per_process():
+    "The usable cores shared out among the pytest-xdist workers (all of them without xdist)."
+    workers = int(os.environ.get('PYTEST_XDIST_WORKER_COUNT') or 1)
+    return max(1, _usable_cores() // max(1, workers))
+
+
+THREAD_VARIABLES = ('NUMBA_NUM_THREADS', 'OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS')
+if os.environ.get('PYTEST_XDIST_WORKER'):
+    for _name in THREAD_VARIABLES: os.environ.setdefault(_name, str(_threads_per_process()))
 _OWN_NUMBA_CACHE = None
 if not os.environ.get('NUMBA_CACHE_DIR'):
     _OWN_NUMBA_CACHE = tempfile.mkdtemp(prefix='kelm_nb_numba_')
@@ -57,7 +72,10 @@ def pytest_addoption(parser):
                           'and the scikit-learn estimator checks')
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_configure(config):
+    if not os.environ.get('PYTEST_XDIST_WORKER') and not config.pluginmanager.hasplugin('dsession'):
+        os.environ.setdefault('NUMBA_NUM_THREADS', str(_usable_cores()))  # one process runs every test
     config.addinivalue_line('markers', 'slow: long-running test, skipped unless --slow or KELM_NB_SLOW=1')
     config.addinivalue_line('markers', 'whole: a sweep the full suite runs and --fast leaves out')
 
@@ -80,16 +98,33 @@ def _deselect_whole_runs(config, items):
         items[:] = kept
 
 
-def _group_shared_fixtures(items):
-    "Keep each module of SHARED_FIXTURES on one xdist worker, so that its module-scoped fixtures are built once."
-    for item in items:
-        if item.path.name in SHARED_FIXTURES:
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+def _shared_fixture_scope(nodeid, default):
+    "The work unit of a test: its module's path for the modules of SHARED_FIXTURES, else `default`."
+    module = nodeid.split('::', 1)[0]
+    return module if Path(module).name in SHARED_FIXTURES else default
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """With ``--dist loadgroup``, xdist's group scheduler that also keeps each module of SHARED_FIXTURES whole.
+
+    The grouping is decided here, on the controller, from the test ids alone. xdist's own ``xdist_group`` mark
+    only works where the worker may rewrite a test's id (``nodeid@group``); pytest 9.2 keeps ids in a structured
+    form that this rewrite no longer reaches, so the mark alone leaves every test a work unit of its own.
+    """
+    if config.getvalue('dist') != 'loadgroup': return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class SharedFixtureScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid):
+            scope = super()._split_scope(nodeid)  # an `xdist_group` mark's name, where xdist could add it
+            return _shared_fixture_scope(nodeid, scope) if scope == nodeid else scope
+
+    return SharedFixtureScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
     _deselect_whole_runs(config, items)
-    _group_shared_fixtures(items)
     if run_slow(config): return
     skip = pytest.mark.skip(reason='slow: run with --slow or KELM_NB_SLOW=1')
     for item in items:

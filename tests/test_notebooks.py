@@ -7,6 +7,7 @@ A subprocess per notebook keeps notebooks from sharing state (imported modules, 
 and lets a crash or a hang fail one test only.
 """
 import os
+import resource
 import subprocess
 import sys
 import textwrap
@@ -49,15 +50,23 @@ def test_notebooks_found():
     assert NOTEBOOKS, f'no notebooks found in {NBS}'
 
 
+def _children_cpu():
+    "CPU seconds (user + system) of this process's finished subprocesses."
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 @pytest.mark.parametrize('nb', NOTEBOOKS, ids=[str(p.relative_to(NBS)) for p in NOTEBOOKS])
-def test_notebook(nb, slow_enabled):
+def test_notebook(nb, slow_enabled, record_property):
     env = dict(os.environ)
     force = 'slow' if slow_enabled else ''
+    cpu = _children_cpu()
     try:
         proc = subprocess.run([sys.executable, '-c', _RUNNER, str(nb), force], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         pytest.fail(f'{nb.name} did not finish within {TIMEOUT} s (KELM_NB_NB_TIMEOUT)')
+    record_property('cpu_s', round(_children_cpu() - cpu, 1))  # in --junitxml: each notebook's CPU seconds
     if proc.returncode != 0:
         tail = (proc.stderr or '')[-8000:]
         pytest.fail(f'{nb.name} failed (exit {proc.returncode}):\n{tail}\n{proc.stdout[-2000:]}', pytrace=False)
