@@ -427,7 +427,7 @@ class RBFHiddenLayer(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        "H = exp(-gamma ||x - c||^2), in the dtype of X (float32 stays float32)."
+        "`H = exp(-gamma * ||x - c||^2)`, in the dtype of X (float32 stays float32)."
         check_is_fitted(self)
         _check_shape_2d(X, 'X')
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)

@@ -1634,9 +1634,8 @@ class OSELMRegressor(_StreamRegressorMixin, _OSELMBase):
     -----
     Liang et al.'s eq. 7-8 update $P = (H^TH + I/C)^{-1}$ by the matrix inversion lemma. The estimator carries the
     same recursion in square-root form: the triangular $R$ with $R^TR = P^{-1}$ absorbs each row by Givens rotations
-    (a chunk of at least L rows by one LAPACK QR), and $\\beta = R^{-1}B$. It agrees with the batch
-    `ELMRegressor`/`ELMClassifier` with the same parameters (random layer) at any C, where the explicit inverse
-    loses accuracy once $H^TH + I/C$ is ill-conditioned. Memory is $O(L^2)$, whatever the length of the stream.
+    (a chunk of at least L rows by one LAPACK QR), and $\\beta = R^{-1}B$. It equals the random-layer batch ELM at any C
+    (where the explicit inverse loses accuracy once $H^TH + I/C$ is ill-conditioned). Memory: $O(L^2)$, any stream.
 
     Examples
     --------
@@ -1928,11 +1927,9 @@ class _KOSELMBase(_StreamingModel):
     def _warn(self):
         mode = self._config.mode
         if mode == _MODE_ALD:                          # ALD's floor events are its documented threshold
-            _warn_ald_keeps_most(self)
-            return
+            return _warn_ald_keeps_most(self)
         _warn_dependent(self)
-        if mode == _MODE_FB:
-            _warn_fb_outliers(self)
+        if mode == _MODE_FB: _warn_fb_outliers(self)
 
     def __setstate__(self, state):
         super().__setstate__(state)

@@ -136,8 +136,8 @@ def test_oselm_equals_batch_elm_with_defaults():
                                ELMRegressor(random_state=3).fit(X, Y).predict(X), rtol=1e-8, atol=1e-9)
     yc = np.where(Y[:, 0] > 0, 'a', 'b')
     np.testing.assert_allclose(OSELMClassifier(random_state=3).fit(X, yc).decision_function(X),
-                               ELMClassifier(hidden_layer='random', C=1.0, random_state=3).fit(X, yc).decision_function(X),
-                               rtol=1e-8, atol=1e-9)
+                               ELMClassifier(hidden_layer='random', C=1.0, random_state=3).fit(X, yc)
+                               .decision_function(X), rtol=1e-8, atol=1e-9)
     np.testing.assert_allclose(KOSELMClassifier(gamma=0.7, C=50.0, sparsification=None, fit_intercept=False).fit(
         X, yc).decision_function(X), KernelELMClassifier(gamma=0.7, C=50.0, fit_intercept=False).fit(
         X, yc).decision_function(X), rtol=1e-8, atol=1e-9)
