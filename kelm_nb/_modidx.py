@@ -442,6 +442,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                      'kelm_nb.experiments.bench_case': ('experiments.html#bench_case', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments.check_target': ('experiments.html#check_target', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments.ci_cell': ('experiments.html#ci_cell', 'kelm_nb/experiments.py'),
+                                     'kelm_nb.experiments.committed_results': ( 'experiments.html#committed_results',
+                                                                                'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments.cross_test': ('experiments.html#cross_test', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments.cv_fold_scores': ('experiments.html#cv_fold_scores', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments.defaults_check': ('experiments.html#defaults_check', 'kelm_nb/experiments.py'),

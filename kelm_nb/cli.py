@@ -341,16 +341,14 @@ def dask_scheduler(address, timeout=8):
         yield -1
 
 # %% ../nbs/09_cli.ipynb #42430d6b
-def _subset(args, rec=None):
-    "The `datasets=` argument of a paper's `reproduce` when `--datasets` asks for a subset (noted in `rec`)."
+def _subset(args):
+    "The `datasets=` argument of a paper's `reproduce` when `--datasets` asks for a subset, else nothing."
     names = getattr(args, 'datasets', None)
-    if not names: return {}
-    if rec is not None: rec['datasets'] = list(names)
-    return {'datasets': tuple(names)}
+    return {'datasets': tuple(names)} if names else {}
 
 def _takes_datasets(func):
-    "Whether a paper's `reproduce` accepts `datasets=`."
-    return 'datasets' in inspect.signature(func).parameters
+    "Whether a paper's `reproduce` (None when it cannot load) accepts `datasets=`."
+    return func is None or 'datasets' in inspect.signature(func).parameters
 
 
 # %% ../nbs/09_cli.ipynb #06c634f8
@@ -364,7 +362,8 @@ def _run_paper(key, func, args, n_jobs, out):
         store = out / '.tasks' / key if out is not None else None
         progress = task_progress(key) if not args.no_progress else contextlib.nullcontext()
         with task_store(store), progress:
-            items = func(full=args.full, n_jobs=n_jobs, random_state=args.random_state, **_subset(args, rec))
+            rec.update(_subset(args))
+            items = func(full=args.full, n_jobs=n_jobs, random_state=args.random_state, **_subset(args))
         for item in items:
             if isinstance(item, Table): print(item, end='\n\n')
         if out is not None: rec['items'] = save_items(items, out / key)
@@ -389,7 +388,7 @@ def cmd_reproduce(args):
     keys = _requested_papers(args)
     if keys is None: return 2
     if _subset(args):
-        fixed = [k for k in keys if load_reproduce(k)[0] is not None and not _takes_datasets(load_reproduce(k)[0])]
+        fixed = [k for k in keys if not _takes_datasets(load_reproduce(k)[0])]
         if fixed:
             args.parser.print_usage(sys.stderr)
             print(f"kelm-nb reproduce: error: --datasets: {', '.join(fixed)} runs its own fixed sets", file=sys.stderr)

@@ -44,10 +44,10 @@ from .core import limit_blas_threads
 
 # %% auto #0
 __all__ = ['METRICS', 'STORE_FORMAT', 'CASES', 'RESERVED_FIELDS', 'PAPERS', 'nrmse', 'mean_ci', 'ci_cell', 'Table',
-           'ReproductionTable', 'TaskStore', 'task_progress', 'task_store', 'run_tasks', 'single_threaded',
-           'grid_search', 'CrossTestResult', 'cross_test', 'paired_ttest', 'SplitResults', 'repeated_splits',
-           'cv_fold_scores', 'defaults_check', 'BenchCase', 'CaseInfo', 'bench_case', 'check_target', 'run_case',
-           'Paper']
+           'ReproductionTable', 'TaskStore', 'task_progress', 'task_store', 'committed_results', 'run_tasks',
+           'single_threaded', 'grid_search', 'CrossTestResult', 'cross_test', 'paired_ttest', 'SplitResults',
+           'repeated_splits', 'cv_fold_scores', 'defaults_check', 'BenchCase', 'CaseInfo', 'bench_case', 'check_target',
+           'run_case', 'Paper']
 
 # %% ../nbs/01_experiments.ipynb #2425e8d3
 def _check_targets(y, name='y', allow_2d=False):
@@ -682,6 +682,35 @@ def task_store(path):
         yield _STORE
     finally:
         _STORE = saved
+
+# %% ../nbs/01_experiments.ipynb #eab842eb
+def committed_results(paper, start=None):
+    """The folder `results/full/<paper>` of a source checkout: the committed output of the paper's full run.
+
+    Parameters
+    ----------
+    paper : str
+        A paper's key ('li2014', 'ding2017', ...).
+    start : path-like, optional
+        Where to look from (default: the working directory); the package's own checkout is looked at first.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    FileNotFoundError
+        Outside a source checkout (an installed wheel ships no results).
+    """
+    import kelm_nb
+    here = Path.cwd() if start is None else Path(start)
+    for root in (Path(kelm_nb.__file__).resolve().parents[1], here.resolve(), *here.resolve().parents):
+        folder = root / 'results' / 'full' / paper
+        if folder.is_dir(): return folder
+    raise FileNotFoundError(f"no results/full/{paper} above {here} or beside the kelm_nb package: "
+                            "the committed full runs live in a source checkout")
+
 
 # %% ../nbs/01_experiments.ipynb #9b28fcf9
 def _progress_disabled(progress):
