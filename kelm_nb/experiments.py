@@ -683,7 +683,7 @@ def task_store(path):
     finally:
         _STORE = saved
 
-# %% ../nbs/01_experiments.ipynb #eab842eb
+# %% ../nbs/01_experiments.ipynb #4715df6e
 def committed_results(paper, start=None):
     """The folder `results/full/<paper>` of a source checkout: the committed output of the paper's full run.
 
