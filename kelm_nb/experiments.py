@@ -21,6 +21,7 @@ import re
 import statistics
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -45,9 +46,9 @@ from .core import limit_blas_threads
 # %% auto #0
 __all__ = ['METRICS', 'STORE_FORMAT', 'CASES', 'RESERVED_FIELDS', 'PAPERS', 'nrmse', 'mean_ci', 'ci_cell', 'Table',
            'ReproductionTable', 'TaskStore', 'task_progress', 'task_store', 'committed_results', 'run_tasks',
-           'single_threaded', 'grid_search', 'CrossTestResult', 'cross_test', 'paired_ttest', 'SplitResults',
-           'repeated_splits', 'cv_fold_scores', 'defaults_check', 'BenchCase', 'CaseInfo', 'bench_case', 'check_target',
-           'run_case', 'Paper']
+           'single_threaded', 'grid_search', 'CrossTestResult', 'cross_test', 'paired_ttest', 'paired_p_values',
+           'SplitResults', 'repeated_splits', 'cv_fold_scores', 'defaults_check', 'BenchCase', 'CaseInfo', 'bench_case',
+           'check_target', 'run_case', 'Paper']
 
 # %% ../nbs/01_experiments.ipynb #2425e8d3
 def _check_targets(y, name='y', allow_2d=False):
@@ -1010,6 +1011,34 @@ def paired_ttest(a, b):
     if a.shape[0] < 2: raise ValueError("a and b need at least 2 paired values")
     r = stats.ttest_rel(a, b)
     return float(r.statistic), float(r.pvalue)
+
+# %% ../nbs/01_experiments.ipynb #0324c02b
+def paired_p_values(a, b):
+    """Two-sided p-values of the paired t-test and the Wilcoxon signed-rank test of `a` against `b`.
+
+    Parameters
+    ----------
+    a, b : array-like of shape (n,)
+        Scores of two methods on the same n splits or folds (n >= 2).
+
+    Returns
+    -------
+    (float, float)
+        p of the paired t-test (0 for a constant non-zero difference) and of the Wilcoxon test (exact for small n);
+        both 1 when the scores are identical.
+    """
+    a = np.asarray(_check_targets(a, 'a'), float)
+    b = np.asarray(_check_targets(b, 'b'), float)
+    if a.shape != b.shape: raise ValueError(f"a and b must have the same length, got {a.shape[0]} and {b.shape[0]}")
+    if a.shape[0] < 2: raise ValueError("a and b need at least 2 paired values")
+    d = a - b
+    if not np.any(d):
+        return 1.0, 1.0
+    p_t = paired_ttest(a, b)[1] if np.std(d) > 0 else 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', UserWarning)    # ties or zero differences: scipy's normal approximation
+        p_w = float(stats.wilcoxon(d).pvalue)
+    return p_t, p_w
 
 # %% ../nbs/01_experiments.ipynb #42b987cb
 @dataclass

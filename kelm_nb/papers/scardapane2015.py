@@ -25,7 +25,8 @@ from sklearn.preprocessing import MinMaxScaler, StandardScaler
 from ..core import (ELMClassifier, ELMRegressor, KernelELMClassifier, KernelELMRegressor, RandomHiddenLayer,
                           check_positive, compute_kernel, decode_scores, encode_labels)
 from ..datasets import load_dataset, mackey_glass, mackey_glass_embedding
-from ..experiments import BenchCase, ReproductionTable, Table, bench_case, nrmse, run_tasks, single_threaded
+from ..experiments import (BenchCase, ReproductionTable, Table, bench_case, nrmse, paired_p_values,
+                                 run_tasks, single_threaded)
 from ..kos_elm import (KOSELMClassifier, KOSELMRegressor, OSELMClassifier, OSELMRegressor, _fb_target_spread,
                              prequential_errors)
 
@@ -356,6 +357,28 @@ def _paper_code_table(results, code_results, mode):
                   dictionary_paper_code=None if np.all(np.isnan(d)) else float(np.nanmean(d)))
     return t
 
+# %% ../../nbs/papers/07_scardapane2015.ipynb #67d5e41a
+def _paired_table(ds, res, mode):
+    meta = res['_meta']
+    metric, higher = ('MCC', True) if ds == 'wdbc' else ('NRMSE', False)
+    ref = np.asarray(res['K-ELM']['score'], float).ravel()
+    t = Table(f"{ds}: each method against K-ELM, fold by fold [{mode}: {meta['n_folds']}-fold x {meta['n_runs']} "
+              f"run(s), {ref.size} paired folds]: test {metric}",
+              columns=('ours', 'k_elm', 'ratio', 'difference', 'p_paired_t', 'p_wilcoxon', 'ahead', 'behind'),
+              note=f"ratio: mean {metric} over K-ELM's; difference: mean of (method - K-ELM) per fold; "
+                   f"ahead/behind: folds with a {'higher' if higher else 'lower'} / "
+                   f"{'lower' if higher else 'higher'} {metric} than K-ELM")
+    for name in METHODS:
+        if name == 'K-ELM':
+            continue
+        s = np.asarray(res[name]['score'], float).ravel()
+        d = s - ref
+        p_t, p_w = paired_p_values(s, ref)
+        t.add(name, ours=float(s.mean()), k_elm=float(ref.mean()), ratio=float(s.mean() / ref.mean()),
+              difference=float(d.mean()), p_paired_t=p_t, p_wilcoxon=p_w,
+              ahead=int(np.sum(d > 0 if higher else d < 0)), behind=int(np.sum(d < 0 if higher else d > 0)))
+    return t
+
 # %% ../../nbs/papers/07_scardapane2015.ipynb #546583bc
 def plot_precision_recall(wdbc_results, methods=('ELM', 'K-ELM', 'FB-KOS-ELM'), ax=None):
     """Fig. 3 of the paper, on WDBC: precision-recall curves from the pooled test scores of the first run.
@@ -674,6 +697,7 @@ def reproduce(full=False, n_jobs=1, random_state=0):
     code = {ds: run(ds, methods=ONLINE_METHODS, reading='paper_code') for ds in plan}
     mode = 'full' if full else 'quick'
     items = [_method_table(ds, results[ds], mode) for ds in plan]
+    items += [_paired_table(ds, results[ds], mode) for ds in plan]
     items += [_confusion_table(results['wdbc'], mode), _paper_code_table(results, code, mode)]
     n_train = None if full else quick_n
     items.append(ald_threshold_study((0.08, 0.02, 0.005, 0.00125) if full else (0.08, 0.005, 0.00125), n_train,
