@@ -16,6 +16,7 @@ from numba import njit
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import check_scoring, get_scorer_names
 from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
@@ -1287,6 +1288,13 @@ def _store_fit(est, X, labels, cols, scale, layer, H):
         est.coef_ = H[support].T @ est.dual_coef_.T
         est.intercept_ = est.intercept_ - est.h_mean_ @ est.coef_
 
+# %% ../nbs/05_nu_oelm.ipynb #d9f2240d
+def _fold_seed(random_state):
+    """The seed of the internal calibration folds, drawn from `random_state` (an int or a `RandomState`, as `SVC`
+    seeds the folds of its Platt scaling); None is a fixed seed, so that a fit never depends on numpy's global
+    random state (as `CalibratedClassifierCV`'s default folds do not)."""
+    return int(check_random_state(0 if random_state is None else random_state).randint(2 ** 31))
+
 # %% ../nbs/05_nu_oelm.ipynb #d78f10a5
 def _fold_scores(est, K, labels, n_folds=5):
     """Out-of-fold decision values for the calibration: on stratified internal folds (as `cross_validated_scores`),
@@ -1299,7 +1307,7 @@ def _fold_scores(est, K, labels, n_folds=5):
     if n_folds < 2:
         return None
     scores = np.zeros((n, m))
-    folds = StratifiedKFold(n_folds, shuffle=True, random_state=check_random_state(est.random_state).randint(2 ** 31))
+    folds = StratifiedKFold(n_folds, shuffle=True, random_state=_fold_seed(est.random_state))
     for tr, te in folds.split(K, y_idx):
         weights = [_side_weights(T[tr, c], est.class_weight, y_idx[tr], classes) for c in range(m)]
         K_tr = K[np.ix_(tr, tr)]
@@ -1307,14 +1315,29 @@ def _fold_scores(est, K, labels, n_folds=5):
         scores[te] = K[np.ix_(te, tr)] @ (cols.alphas * T[tr]) / est._score_scale(cols.rhos, K_tr)
     return scores
 
+# %% ../nbs/05_nu_oelm.ipynb #c5a02be4
+_MULTINOMIAL_C = 10.0   # the calibrator's inverse regularisation: scores are in margin units, so C = 10 is mild
+
+
+def _multinomial_calibration(scores, y):
+    """The calibrator of more than two classes: scikit-learn's multinomial `LogisticRegression` on the out-of-fold
+    one-vs-all scores, Platt's sigmoid generalised to a softmax over every column. Sigmoids fitted column by column
+    and then normalised ignore how the columns compete for a point; `predict_proba(scores)` gives the
+    probabilities in the order of the sorted classes."""
+    return LogisticRegression(C=_MULTINOMIAL_C, max_iter=1000).fit(scores, y)
+
 # %% ../nbs/05_nu_oelm.ipynb #90fbcb80
 def _fit_calibration(est, K, labels, y):
-    """`calibration_`: scikit-learn's sigmoid calibrator (`fit_decision_calibration`) on the out-of-fold scores, or
-    on the training scores when a class has a single sample."""
+    """`calibration_` on the out-of-fold scores (on the training scores when a class has a single sample):
+    scikit-learn's sigmoid calibrator (`fit_decision_calibration`) for two classes, `_multinomial_calibration`
+    for more."""
     scores = _fold_scores(est, K, labels)
     if scores is None:
         scores = K[:, est.support_] @ est.dual_coef_.T
-    est.calibration_ = fit_decision_calibration(scores, y, labels.classes)
+    if len(labels.classes) > 2:
+        est.calibration_ = _multinomial_calibration(scores, y)
+    else:
+        est.calibration_ = fit_decision_calibration(scores, y, labels.classes)
 
 # %% ../nbs/05_nu_oelm.ipynb #a2db7047
 def _decision(est, X):
@@ -1370,8 +1393,9 @@ class _Probabilities(ProbabilityMixin):
 
     @available_if(lambda self: self.probability)
     def predict_proba(self, X):
-        """Class probabilities: scikit-learn's sigmoid calibration of the out-of-fold decision values (fitted at
-        `fit`); their arg-max may differ from `predict` on points near the boundary, as with `SVC`.
+        """Class probabilities calibrated on the out-of-fold decision values at `fit` (a sigmoid for two classes, a
+        multinomial logistic regression for more); their arg-max may differ from `predict` near the boundary, as
+        with `SVC`.
 
         Parameters
         ----------
@@ -1573,14 +1597,14 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
     class_weight : dict, 'balanced' or None, default=None
         Multiplies each sample's upper bound; 'balanced' gives each side of every column half the total weight.
     probability : bool, default=True
-        `predict_proba` from a sigmoid calibration of out-of-fold scores (5 internal folds on blocks of K: 2.6-4x
-        the fit time measured); its arg-max may differ from `predict` near the boundary (as SVC's). False skips it.
+        `predict_proba` calibrated on out-of-fold scores (5 internal folds on blocks of K: 2.6-4x the fit time), a
+        sigmoid (two classes) or multinomial; its arg-max may differ from `predict` (as SVC's). False skips it.
     tol, max_iter : float in (0, 1), default=1e-8; int or None, default=None
         The active-set stopping tolerance (`nu_oelm_active_set`) and steps per column (None: max(10000, 100 N)).
     warm_start : bool, default=False
         Start each column from the previous fit's solution (a sweep over ν on the same data).
     random_state : int, RandomState or None, default=None
-        Seed of the hidden layer and of the folds.
+        Seed of the hidden layer and of the calibration folds (None: a fixed seed for the folds).
 
     Attributes
     ----------
@@ -1638,7 +1662,7 @@ class OELMClassifier(_BoxHooks, _OELMBase):
     warm_start : bool, default=False
         Start each column from the previous fit's solution (a sweep over C on the same data).
     random_state : int, RandomState or None, default=None
-        Seed of the hidden layer and of the folds.
+        Seed of the hidden layer and of the calibration folds (None: a fixed seed for the folds).
 
     Attributes
     ----------
