@@ -463,29 +463,35 @@ def _singular_step(P, W, st, j, dirj):
     """The singular-direction step: along the null direction $A\\tilde{\\mathbf{d}} = d_2\\mathbf{e}_j \\approx 0$,
     so $Q\\tilde{\\mathbf{d}}\\approx 0$ and $\\mathbf{1}^\\top\\tilde{\\mathbf{d}}\\approx 0$ and the objective is
     linear: move j and $S$ to the first bound (ratio test); $\\mathbf{g}_S$ follows in $O(|S|)$ from
-    $(Q\\tilde{\\mathbf{d}})_S = -c\\,(\\mathbf{1}^\\top\\tilde{\\mathbf{d}})\\mathbf{1}$."""
+    $(Q\\tilde{\\mathbf{d}})_S = -c\\,(\\mathbf{1}^\\top\\tilde{\\mathbf{d}})\\mathbf{1}$, and so does
+    $L^{-1}\\mathbf{g}_S$ (`W.lv`; the factor's unfinished row s is $L^{-1}\\mathbf{a}_{Sj}$), no solve afresh."""
     alpha, status, free, posS, gS, d = W.alpha, W.status, W.free, W.posS, W.gS, W.p
-    dal, touched, post = W.dal, W.touched, W.post
-    Q, ub, s, ntouch = P.Q, P.ub, st.s, st.ntouch
-    dirj, sigma = _null_direction(P, W, st.Lf, s, ntouch, j, dirj)
+    dal, touched, post, lu, lv = W.dal, W.touched, W.post, W.lu, W.lv
+    Q, ub, c, Lf, s, ntouch = P.Q, P.ub, P.c, st.Lf, st.s, st.ntouch
+    dirj, sigma = _null_direction(P, W, Lf, s, ntouch, j, dirj)
     tau, blk = _ratio_test(d, s, free, alpha, ub, ub[j] - alpha[j] if dirj > 0 else alpha[j])
-    shift = -tau * dirj * P.c * sigma
+    shift = -tau * dirj * c * sigma
     for a in range(s):
         alpha[free[a]] += d[a] * tau
         ntouch = _record_change(dal, touched, post, ntouch, free[a], d[a] * tau)
         gS[a] += shift
+        lv[a] += shift * lu[a]
     alpha[j] += dirj * tau
     ntouch = _record_change(dal, touched, post, ntouch, j, dirj * tau)
     suma = st.suma + tau * dirj * sigma
     if blk < 0:
         delta = _move_to_bound(Q, ub, alpha, status, gS, free, s, j, dirj > 0)
         ntouch = _record_change(dal, touched, post, ntouch, j, delta)
-        return _SingularStep(_State(st.Lf, s, ntouch, st.it, suma + delta), True, dirj)
+        for a in range(s):                    # L^-1 Q_Sj = (row s of the unfinished factor) - c L^-1 1
+            lv[a] += delta * (Lf[s, a] - c * lu[a])
+        return _SingularStep(_State(Lf, s, ntouch, st.it, suma + delta), True, dirj)
     k = free[blk]
     delta = _move_to_bound(Q, ub, alpha, status, gS, free, s, k, d[blk] > 0)
     ntouch = _record_change(dal, touched, post, ntouch, k, delta)
-    s = _leave_free_set(st.Lf, free, posS, gS, s, blk, W.lu, W.lv)
-    return _SingularStep(_State(st.Lf, s, ntouch, st.it, suma + delta), False, dirj)
+    for a in range(s):                        # L^-1 Q_Sk = L' e_k - c L^-1 1
+        lv[a] += delta * ((Lf[blk, a] if a <= blk else 0.0) - c * lu[a])
+    s = _leave_free_set(Lf, free, posS, gS, s, blk, lu, lv)
+    return _SingularStep(_State(Lf, s, ntouch, st.it, suma + delta), False, dirj)
 
 # %% ../nbs/05_nu_oelm.ipynb #050145ae
 @njit(**_INNER)
@@ -538,7 +544,7 @@ def _append_solves(Lf, s, gs, lu, lv):
 def _enter_pending(P, W, opt, st, npend):
     """Let the entering indices (the violators chosen by the KKT check, or the free values of a warm start) join
     the free set $S$: append each to the factor (and an entry to `W.lu`, `W.lv`), or, while its pivot is singular,
-    take singular-direction steps (both then solved afresh). Returns the new `_State`."""
+    take singular-direction steps (which keep both current). Returns the new `_State`."""
     pending, status, alpha, free, posS, gS, u = W.pending, W.status, W.alpha, W.free, W.posS, W.gS, W.u
     g, dal, touched = W.g, W.dal, W.touched
     Q, c, ub, n, sing_tol = P.Q, P.c, P.ub, P.Q.shape[0], opt.sing_tol
@@ -561,7 +567,6 @@ def _enter_pending(P, W, opt, st, npend):
                 break
             step = _singular_step(P, W, _State(Lf, s, ntouch, it, suma), j, dirj)
             (Lf, s, ntouch, it, suma), dirj = step.state, step.dirj
-            _factor_solves(Lf, s, gS, P.has_eq, W.ones, W.lu, W.lv)
             if step.done:
                 break
     return _State(Lf, s, ntouch, it, suma)
