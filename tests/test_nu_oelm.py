@@ -670,3 +670,25 @@ def test_multiclass_log_loss_is_within_10_percent_of_svc(Est):
     by_proba = m.classes_[P.argmax(axis=1)]
     assert np.mean(by_proba == y[te]) >= m.score(Xte, y[te]) - 0.01
     assert np.mean(by_proba != m.predict(Xte)) < 0.15
+
+
+def test_warm_start_down_the_nu_path_keeps_the_bounded_variables():
+    """Down the ν path a warm start is not scaled down (that would lift every variable at its upper bound into the
+    factor): the same optimum as cold solves in well under the cold number of steps, for the path and the
+    estimator."""
+    from sklearn.metrics.pairwise import rbf_kernel
+    from kelm_nb.core import encode_labels
+    X, y = load_dataset('twonorm')
+    X, y = StandardScaler().fit_transform(X[:600]), y[:600]
+    t = encode_labels(y)[0][:, 0]
+    Q = t[:, None] * (rbf_kernel(X, gamma=1 / X.shape[1]) + 1) * t[None, :]
+    nus = [0.4, 0.3, 0.2, 0.1]
+    warm, cold = nu_oelm_path(Q, nus, warm_start=True), nu_oelm_path(Q, nus)
+    for w, c in zip(warm[1:], cold[1:]):
+        np.testing.assert_allclose(0.5 * w.alpha @ Q @ w.alpha, 0.5 * c.alpha @ Q @ c.alpha, rtol=1e-9)
+        assert w.n_iter <= 0.6 * c.n_iter, (w.n_iter, c.n_iter)
+    m = NuOELMClassifier(nu=0.3, warm_start=True, probability=False).fit(X, y)
+    steps = int(m.set_params(nu=0.2).fit(X, y).n_iter_)
+    ref = NuOELMClassifier(nu=0.2, probability=False).fit(X, y)
+    np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X), rtol=1e-6, atol=1e-6)
+    assert steps <= 0.6 * ref.n_iter_, (steps, ref.n_iter_)
