@@ -16,6 +16,7 @@ from numba import njit
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import check_scoring, get_scorer_names
 from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
@@ -462,29 +463,35 @@ def _singular_step(P, W, st, j, dirj):
     """The singular-direction step: along the null direction $A\\tilde{\\mathbf{d}} = d_2\\mathbf{e}_j \\approx 0$,
     so $Q\\tilde{\\mathbf{d}}\\approx 0$ and $\\mathbf{1}^\\top\\tilde{\\mathbf{d}}\\approx 0$ and the objective is
     linear: move j and $S$ to the first bound (ratio test); $\\mathbf{g}_S$ follows in $O(|S|)$ from
-    $(Q\\tilde{\\mathbf{d}})_S = -c\\,(\\mathbf{1}^\\top\\tilde{\\mathbf{d}})\\mathbf{1}$."""
+    $(Q\\tilde{\\mathbf{d}})_S = -c\\,(\\mathbf{1}^\\top\\tilde{\\mathbf{d}})\\mathbf{1}$, and so does
+    $L^{-1}\\mathbf{g}_S$ (`W.lv`; the factor's unfinished row s is $L^{-1}\\mathbf{a}_{Sj}$), no solve afresh."""
     alpha, status, free, posS, gS, d = W.alpha, W.status, W.free, W.posS, W.gS, W.p
-    dal, touched, post = W.dal, W.touched, W.post
-    Q, ub, s, ntouch = P.Q, P.ub, st.s, st.ntouch
-    dirj, sigma = _null_direction(P, W, st.Lf, s, ntouch, j, dirj)
+    dal, touched, post, lu, lv = W.dal, W.touched, W.post, W.lu, W.lv
+    Q, ub, c, Lf, s, ntouch = P.Q, P.ub, P.c, st.Lf, st.s, st.ntouch
+    dirj, sigma = _null_direction(P, W, Lf, s, ntouch, j, dirj)
     tau, blk = _ratio_test(d, s, free, alpha, ub, ub[j] - alpha[j] if dirj > 0 else alpha[j])
-    shift = -tau * dirj * P.c * sigma
+    shift = -tau * dirj * c * sigma
     for a in range(s):
         alpha[free[a]] += d[a] * tau
         ntouch = _record_change(dal, touched, post, ntouch, free[a], d[a] * tau)
         gS[a] += shift
+        lv[a] += shift * lu[a]
     alpha[j] += dirj * tau
     ntouch = _record_change(dal, touched, post, ntouch, j, dirj * tau)
     suma = st.suma + tau * dirj * sigma
     if blk < 0:
         delta = _move_to_bound(Q, ub, alpha, status, gS, free, s, j, dirj > 0)
         ntouch = _record_change(dal, touched, post, ntouch, j, delta)
-        return _SingularStep(_State(st.Lf, s, ntouch, st.it, suma + delta), True, dirj)
+        for a in range(s):                    # L^-1 Q_Sj = (row s of the unfinished factor) - c L^-1 1
+            lv[a] += delta * (Lf[s, a] - c * lu[a])
+        return _SingularStep(_State(Lf, s, ntouch, st.it, suma + delta), True, dirj)
     k = free[blk]
     delta = _move_to_bound(Q, ub, alpha, status, gS, free, s, k, d[blk] > 0)
     ntouch = _record_change(dal, touched, post, ntouch, k, delta)
-    s = _leave_free_set(st.Lf, free, posS, gS, s, blk, W.lu, W.lv)
-    return _SingularStep(_State(st.Lf, s, ntouch, st.it, suma + delta), False, dirj)
+    for a in range(s):                        # L^-1 Q_Sk = L' e_k - c L^-1 1
+        lv[a] += delta * ((Lf[blk, a] if a <= blk else 0.0) - c * lu[a])
+    s = _leave_free_set(Lf, free, posS, gS, s, blk, lu, lv)
+    return _SingularStep(_State(Lf, s, ntouch, st.it, suma + delta), False, dirj)
 
 # %% ../nbs/05_nu_oelm.ipynb #050145ae
 @njit(**_INNER)
@@ -537,7 +544,7 @@ def _append_solves(Lf, s, gs, lu, lv):
 def _enter_pending(P, W, opt, st, npend):
     """Let the entering indices (the violators chosen by the KKT check, or the free values of a warm start) join
     the free set $S$: append each to the factor (and an entry to `W.lu`, `W.lv`), or, while its pivot is singular,
-    take singular-direction steps (both then solved afresh). Returns the new `_State`."""
+    take singular-direction steps (which keep both current). Returns the new `_State`."""
     pending, status, alpha, free, posS, gS, u = W.pending, W.status, W.alpha, W.free, W.posS, W.gS, W.u
     g, dal, touched = W.g, W.dal, W.touched
     Q, c, ub, n, sing_tol = P.Q, P.c, P.ub, P.Q.shape[0], opt.sing_tol
@@ -560,7 +567,6 @@ def _enter_pending(P, W, opt, st, npend):
                 break
             step = _singular_step(P, W, _State(Lf, s, ntouch, it, suma), j, dirj)
             (Lf, s, ntouch, it, suma), dirj = step.state, step.dirj
-            _factor_solves(Lf, s, gS, P.has_eq, W.ones, W.lu, W.lv)
             if step.done:
                 break
     return _State(Lf, s, ntouch, it, suma)
@@ -1004,9 +1010,10 @@ def nu_oelm_path(Q, nus, tol=1e-8, max_iter=None, sing_tol=1e-10, warm_start=Fal
     tol, max_iter, sing_tol
         As in `nu_oelm_active_set`.
     warm_start : bool, default=False
-        Start each solve from the previous solution scaled by the ratio of the two ν (then clipped to the box and
-        its sum corrected). It takes fewer steps but slower ones (the previous free set enters the factor first):
-        measured 0.6-1.2x the time of cold solves depending on the set, so the default is cold.
+        Start each solve from the previous solution, scaled by the ratio of the two ν when ν grows and unscaled
+        when it shrinks (scaling down would lift every variable off its upper bound into the factor), then clipped
+        to the box and its sum corrected (`_fix_sum`). Fewer steps, some slower: measured 0.6-1.1x the time of
+        cold solves on six problems in either direction (0.8-18x with scaling down), so the default is cold.
 
     Returns
     -------
@@ -1030,7 +1037,7 @@ def nu_oelm_path(Q, nus, tol=1e-8, max_iter=None, sing_tol=1e-10, warm_start=Fal
     out, previous = [], None
     for nu in nus:
         nu = _check_nu(nu)
-        start = out[-1].alpha * (nu / previous) if warm_start and out else None
+        start = out[-1].alpha * max(nu / previous, 1.0) if warm_start and out else None
         result, scale = _solve_nu(Q, rowsum, nu, ub, tol, max_iter, sing_tol, start)
         _warn_outcome(result, scale, max_iter, 'nu_oelm_path', nu)
         out.append(result)
@@ -1257,11 +1264,11 @@ def _solve_columns(est, K, T, weights, alpha0=None, quiet=True, nu=None):
 
 # %% ../nbs/05_nu_oelm.ipynb #b1e755e8
 def _warm_alpha(est, n, m):
-    "With `warm_start`, the previous solution rescaled by the ratio of the new and the old ν (or C), else None."
+    "With `warm_start`, the previous solution times the hook `_warm_scale` of the penalty ratio, else None."
     previous = getattr(est, 'alpha_', None) if est.warm_start else None
     if previous is None or previous.shape[0] != n or previous.reshape(n, -1).shape[1] != m:
         return None
-    return previous.reshape(n, -1) * (est._penalty() / est._fitted_penalty)
+    return previous.reshape(n, -1) * est._warm_scale(est._penalty() / est._fitted_penalty)
 
 # %% ../nbs/05_nu_oelm.ipynb #6fcecfd4
 def _store_fit(est, X, labels, cols, scale, layer, H):
@@ -1287,6 +1294,13 @@ def _store_fit(est, X, labels, cols, scale, layer, H):
         est.coef_ = H[support].T @ est.dual_coef_.T
         est.intercept_ = est.intercept_ - est.h_mean_ @ est.coef_
 
+# %% ../nbs/05_nu_oelm.ipynb #d9f2240d
+def _fold_seed(random_state):
+    """The seed of the internal calibration folds, drawn from `random_state` (an int or a `RandomState`, as `SVC`
+    seeds the folds of its Platt scaling); None is a fixed seed, so that a fit never depends on numpy's global
+    random state (as `CalibratedClassifierCV`'s default folds do not)."""
+    return int(check_random_state(0 if random_state is None else random_state).randint(2 ** 31))
+
 # %% ../nbs/05_nu_oelm.ipynb #d78f10a5
 def _fold_scores(est, K, labels, n_folds=5):
     """Out-of-fold decision values for the calibration: on stratified internal folds (as `cross_validated_scores`),
@@ -1299,7 +1313,7 @@ def _fold_scores(est, K, labels, n_folds=5):
     if n_folds < 2:
         return None
     scores = np.zeros((n, m))
-    folds = StratifiedKFold(n_folds, shuffle=True, random_state=check_random_state(est.random_state).randint(2 ** 31))
+    folds = StratifiedKFold(n_folds, shuffle=True, random_state=_fold_seed(est.random_state))
     for tr, te in folds.split(K, y_idx):
         weights = [_side_weights(T[tr, c], est.class_weight, y_idx[tr], classes) for c in range(m)]
         K_tr = K[np.ix_(tr, tr)]
@@ -1307,14 +1321,29 @@ def _fold_scores(est, K, labels, n_folds=5):
         scores[te] = K[np.ix_(te, tr)] @ (cols.alphas * T[tr]) / est._score_scale(cols.rhos, K_tr)
     return scores
 
+# %% ../nbs/05_nu_oelm.ipynb #c5a02be4
+_MULTINOMIAL_C = 10.0   # the calibrator's inverse regularisation: scores are in margin units, so C = 10 is mild
+
+
+def _multinomial_calibration(scores, y):
+    """The calibrator of more than two classes: scikit-learn's multinomial `LogisticRegression` on the out-of-fold
+    one-vs-all scores, Platt's sigmoid generalised to a softmax over every column. Sigmoids fitted column by column
+    and then normalised ignore how the columns compete for a point; `predict_proba(scores)` gives the
+    probabilities in the order of the sorted classes."""
+    return LogisticRegression(C=_MULTINOMIAL_C, max_iter=1000).fit(scores, y)
+
 # %% ../nbs/05_nu_oelm.ipynb #90fbcb80
 def _fit_calibration(est, K, labels, y):
-    """`calibration_`: scikit-learn's sigmoid calibrator (`fit_decision_calibration`) on the out-of-fold scores, or
-    on the training scores when a class has a single sample."""
+    """`calibration_` on the out-of-fold scores (on the training scores when a class has a single sample):
+    scikit-learn's sigmoid calibrator (`fit_decision_calibration`) for two classes, `_multinomial_calibration`
+    for more."""
     scores = _fold_scores(est, K, labels)
     if scores is None:
         scores = K[:, est.support_] @ est.dual_coef_.T
-    est.calibration_ = fit_decision_calibration(scores, y, labels.classes)
+    if len(labels.classes) > 2:
+        est.calibration_ = _multinomial_calibration(scores, y)
+    else:
+        est.calibration_ = fit_decision_calibration(scores, y, labels.classes)
 
 # %% ../nbs/05_nu_oelm.ipynb #a2db7047
 def _decision(est, X):
@@ -1370,8 +1399,9 @@ class _Probabilities(ProbabilityMixin):
 
     @available_if(lambda self: self.probability)
     def predict_proba(self, X):
-        """Class probabilities: scikit-learn's sigmoid calibration of the out-of-fold decision values (fitted at
-        `fit`); their arg-max may differ from `predict` on points near the boundary, as with `SVC`.
+        """Class probabilities calibrated on the out-of-fold decision values at `fit` (a sigmoid for two classes, a
+        multinomial logistic regression for more); their arg-max may differ from `predict` near the boundary, as
+        with `SVC`.
 
         Parameters
         ----------
@@ -1495,6 +1525,10 @@ class _NuHooks:
         # 1/rho as LIBSVM's nu-SVC; a collapsed margin (rho ~ 0, warned) is floored so that the signs stay meaningful
         return np.maximum(rhos, _RHO_FLAT * self.nu_ * max(float(np.max(np.abs(np.diag(K)))), np.finfo(float).tiny))
 
+    def _warm_scale(self, ratio):
+        "Scale a warm start up with ν, never down (that would lift the variables at u off their bound)."
+        return max(ratio, 1.0)
+
     def _fold_penalty(self, weights, T):
         "ν on an internal fold: `nu_`, lowered to the fold's own feasible limit if it lies beyond."
         return min(self.nu_, _nu_limit(weights, T, not isinstance(self.class_weight, dict)))
@@ -1531,6 +1565,10 @@ class _BoxHooks:
 
     def _score_scale(self, rhos, K):
         return rhos
+
+    def _warm_scale(self, ratio):
+        "Scale a warm start with C: the box scales with it."
+        return ratio
 
     def _fold_penalty(self, weights, T):
         return None
@@ -1573,14 +1611,14 @@ class NuOELMClassifier(_NuHooks, _OELMBase):
     class_weight : dict, 'balanced' or None, default=None
         Multiplies each sample's upper bound; 'balanced' gives each side of every column half the total weight.
     probability : bool, default=True
-        `predict_proba` from a sigmoid calibration of out-of-fold scores (5 internal folds on blocks of K: 2.6-4x
-        the fit time measured); its arg-max may differ from `predict` near the boundary (as SVC's). False skips it.
+        `predict_proba` calibrated on out-of-fold scores (5 internal folds on blocks of K: 2.6-4x the fit time), a
+        sigmoid (two classes) or multinomial; its arg-max may differ from `predict` (as SVC's). False skips it.
     tol, max_iter : float in (0, 1), default=1e-8; int or None, default=None
         The active-set stopping tolerance (`nu_oelm_active_set`) and steps per column (None: max(10000, 100 N)).
     warm_start : bool, default=False
         Start each column from the previous fit's solution (a sweep over ν on the same data).
     random_state : int, RandomState or None, default=None
-        Seed of the hidden layer and of the folds.
+        Seed of the hidden layer and of the calibration folds (None: a fixed seed for the folds).
 
     Attributes
     ----------
@@ -1638,7 +1676,7 @@ class OELMClassifier(_BoxHooks, _OELMBase):
     warm_start : bool, default=False
         Start each column from the previous fit's solution (a sweep over C on the same data).
     random_state : int, RandomState or None, default=None
-        Seed of the hidden layer and of the folds.
+        Seed of the hidden layer and of the calibration folds (None: a fixed seed for the folds).
 
     Attributes
     ----------
