@@ -211,7 +211,7 @@ def oselm_coef(R, B):
 KERNEL_IDS = {'rbf': 0, 'laplacian': 1, 'poly': 2, 'linear': 3}
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, fastmath=_FM, inline='always')
 def _kval(kid, x, z, gamma, degree, coef0):
     "k(x, z) for the kernel number `kid` of `KERNEL_IDS` (rbf, laplacian (L2 norm), poly, linear)."
     s = 0.0
@@ -625,7 +625,7 @@ def _rls_pass(P, m, pend, scale, l, out):
     independent dot products, one update of `out` per column), the 4 x 4 diagonal blocks row by row."""
     for i in range(m):
         out[i] = 0.0
-    j = 0
+    j = np.int64(0)                       # typed int64 (a literal 0 would compile `_rls_rows` once more)
     while j + 4 <= m:
         P0, P1, P2, P3 = P[j], P[j + 1], P[j + 2], P[j + 3]
         u0, u1, u2, u3 = scale * pend[j], scale * pend[j + 1], scale * pend[j + 2], scale * pend[j + 3]
@@ -646,7 +646,7 @@ def _rls_pass(P, m, pend, scale, l, out):
         out[j + 3] += a3
         _rls_rows(P, j, j + 4, j, pend, scale, l, out)           # the diagonal block
         j += 4
-    _rls_rows(P, j, m, 0, pend, scale, l, out)                   # the remaining rows, whole
+    _rls_rows(P, j, m, j - j, pend, scale, l, out)                 # the remaining rows, whole
 
 # %% ../nbs/07_kos_elm.ipynb #e3c42a0e
 @njit(cache=True, fastmath=_FM)
@@ -905,9 +905,12 @@ def _drop_element(L, V, size, j, cs, sn):
 # %% ../nbs/07_kos_elm.ipynb #002af842
 @njit(cache=True)
 def _delete_row(A, size, j):
-    "Shift rows j+1..size-1 of A up by one (keeps the dictionary in arrival order)."
+    """Shift rows j+1..size-1 of the 2-D A up by one (keeps the dictionary in arrival order), entry by entry: a row
+    assignment `A[i] = A[i + 1]` would compile numba's broadcasting and its error messages (seconds)."""
     for i in range(j, size - 1):
-        A[i] = A[i + 1]
+        Ai, An = A[i], A[i + 1]
+        for c in range(A.shape[1]):
+            Ai[c] = An[c]
 
 # %% ../nbs/07_kos_elm.ipynb #6d6961a2
 @njit(cache=True, fastmath=_FM, inline='always')
@@ -996,8 +999,8 @@ def _fb_remove(L, V, D, Yd, idx, alpha, diag, m, j, work):
     _drop_element(L, V, m + 1, j, work[0], work[1])
     _delete_row(D, m + 1, j)
     _delete_row(Yd, m + 1, j)
-    _delete_row(idx, m + 1, j)
-    _delete_row(diag, m + 1, j)
+    for i in range(j, m):
+        idx[i], diag[i] = idx[i + 1], diag[i + 1]
     buf = work[2]
     for o in range(V.shape[1]):
         for i in range(m):
@@ -1777,7 +1780,7 @@ def _install(est, state, config=None):
 # %% ../nbs/07_kos_elm.ipynb #a11f000b
 _COMPILES = {_MODE_TABLE1: ('_table1_run', 'the KOS-ELM Table I recursion', 5),
              _MODE_ALD: ('_ald_run', 'the KOS-ELM ALD recursion', 7),
-             _MODE_FB: ('_fb_run', 'the KOS-ELM fixed-budget/window recursion', 9),
+             _MODE_FB: ('_fb_run', 'the KOS-ELM fixed-budget/window recursion', 8),
              'ald_budget': ('_ald_frozen_run', 'the KOS-ELM ALD recursion at its budget', 3)}
 
 
