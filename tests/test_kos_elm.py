@@ -537,7 +537,8 @@ def test_os_elm_at_huge_C_is_close_to_batch_or_warns():
 # Defaults a user can trust: KOS-ELM with its default parameters, in a StandardScaler pipeline, within a few points
 # of scikit-learn's default peer (SVR / KernelRidge(rbf) for regression, SVC for classification) on every bundled
 # data set of its task (3-fold CV; sets above 2000 rows subsampled to 2000). OS-ELM's defaults are the core ELM's
-# random sigmoid layer with C = 1 (the same model, learnt online): its scores equal that batch ELM's on every set.
+# (the regressor's random sigmoid layer with C = 1; the classifier's Gaussian layer with C by GCV, from the first
+# batch): the same model, learnt online, so its scores equal the default batch ELM's on every set.
 REGRESSION = [d['name'] for d in list_datasets() if d['task'] == 'regression']
 CLASSIFICATION = [d['name'] for d in list_datasets() if d['task'] != 'regression']
 TOLERANCE = 0.05     # "within a few points": R^2 or accuracy no more than 5 points below the best default peer
