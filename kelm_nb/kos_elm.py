@@ -1779,8 +1779,8 @@ def _install(est, state, config=None):
 
 # %% ../nbs/07_kos_elm.ipynb #a11f000b
 _COMPILES = {_MODE_TABLE1: ('_table1_run', 'the KOS-ELM Table I recursion', 5),
-             _MODE_ALD: ('_ald_run', 'the KOS-ELM ALD recursion', 7),
-             _MODE_FB: ('_fb_run', 'the KOS-ELM fixed-budget/window recursion', 8),
+             _MODE_ALD: ('_ald_run', 'the KOS-ELM ALD recursion', 6),
+             _MODE_FB: ('_fb_run', 'the KOS-ELM fixed-budget/window recursion', 7),
              'ald_budget': ('_ald_frozen_run', 'the KOS-ELM ALD recursion at its budget', 3)}
 
 
