@@ -24,10 +24,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .calibration import ProbabilityMixin, cross_validated_scores, fit_decision_calibration
-from .core import (ACTIVATIONS, IllConditionedWarning, RandomHiddenLayer, block_rows, check_memory,
-                          check_positive, decode_scores, encode_labels, hidden_output, keep_state_on_error,
-                          _check_lengths, _check_shape_2d, _exp_reduced, _validate_fit)
+from .core import (ACTIVATIONS, IllConditionedWarning, RandomHiddenLayer, RBFHiddenLayer, block_rows,
+                          check_memory, check_positive, decode_scores, encode_labels, hidden_output,
+                          keep_state_on_error, normal_equations, _auto_c_primal, _check_lengths, _check_shape_2d,
+                          _exp_reduced, _validate_fit)
 from .jit import compile_notice
+
 
 # %% ../nbs/07_kos_elm.ipynb #0cc30af5
 _FM = {'reassoc', 'contract', 'nsz'}   # reorder sums so that numba vectorises dot products; keep NaN/inf semantics
@@ -209,7 +211,7 @@ def oselm_coef(R, B):
 KERNEL_IDS = {'rbf': 0, 'laplacian': 1, 'poly': 2, 'linear': 3}
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, fastmath=_FM, inline='always')
 def _kval(kid, x, z, gamma, degree, coef0):
     "k(x, z) for the kernel number `kid` of `KERNEL_IDS` (rbf, laplacian (L2 norm), poly, linear)."
     s = 0.0
@@ -623,7 +625,7 @@ def _rls_pass(P, m, pend, scale, l, out):
     independent dot products, one update of `out` per column), the 4 x 4 diagonal blocks row by row."""
     for i in range(m):
         out[i] = 0.0
-    j = 0
+    j = np.int64(0)                       # typed int64 (a literal 0 would compile `_rls_rows` once more)
     while j + 4 <= m:
         P0, P1, P2, P3 = P[j], P[j + 1], P[j + 2], P[j + 3]
         u0, u1, u2, u3 = scale * pend[j], scale * pend[j + 1], scale * pend[j + 2], scale * pend[j + 3]
@@ -644,7 +646,7 @@ def _rls_pass(P, m, pend, scale, l, out):
         out[j + 3] += a3
         _rls_rows(P, j, j + 4, j, pend, scale, l, out)           # the diagonal block
         j += 4
-    _rls_rows(P, j, m, 0, pend, scale, l, out)                   # the remaining rows, whole
+    _rls_rows(P, j, m, j - j, pend, scale, l, out)                 # the remaining rows, whole
 
 # %% ../nbs/07_kos_elm.ipynb #e3c42a0e
 @njit(cache=True, fastmath=_FM)
@@ -903,9 +905,12 @@ def _drop_element(L, V, size, j, cs, sn):
 # %% ../nbs/07_kos_elm.ipynb #002af842
 @njit(cache=True)
 def _delete_row(A, size, j):
-    "Shift rows j+1..size-1 of A up by one (keeps the dictionary in arrival order)."
+    """Shift rows j+1..size-1 of the 2-D A up by one (keeps the dictionary in arrival order), entry by entry: a row
+    assignment `A[i] = A[i + 1]` would compile numba's broadcasting and its error messages (seconds)."""
     for i in range(j, size - 1):
-        A[i] = A[i + 1]
+        Ai, An = A[i], A[i + 1]
+        for c in range(A.shape[1]):
+            Ai[c] = An[c]
 
 # %% ../nbs/07_kos_elm.ipynb #6d6961a2
 @njit(cache=True, fastmath=_FM, inline='always')
@@ -994,8 +999,8 @@ def _fb_remove(L, V, D, Yd, idx, alpha, diag, m, j, work):
     _drop_element(L, V, m + 1, j, work[0], work[1])
     _delete_row(D, m + 1, j)
     _delete_row(Yd, m + 1, j)
-    _delete_row(idx, m + 1, j)
-    _delete_row(diag, m + 1, j)
+    for i in range(j, m):
+        idx[i], diag[i] = idx[i + 1], diag[i + 1]
     buf = work[2]
     for o in range(V.shape[1]):
         for i in range(m):
@@ -1488,27 +1493,51 @@ def _check_hidden_ranges(est):
     _check_pair(est.bias_range, 'bias_range')
 
 # %% ../nbs/07_kos_elm.ipynb #cb59e809
+def _oselm_layer(est, X):
+    """The hidden layer of a stream, drawn from its first batch X: random units (`RandomHiddenLayer`), or with
+    `hidden_layer='rbf'` Gaussian units (`RBFHiddenLayer`) on min(n_hidden, n) rows of X, their width measured there."""
+    L = est._AUTO_HIDDEN if est.n_hidden == 'auto' else est.n_hidden
+    if est.hidden_layer == 'rbf':
+        return RBFHiddenLayer(L, est.gamma, est.random_state).fit(X)
+    return RandomHiddenLayer(L, est.activation, est.distribution, est.weight_range, est.bias_range, est.weight_scale,
+                             est.bias_scale, est.random_state).fit(X)
+
+
+# %% ../nbs/07_kos_elm.ipynb #6748b594
+def _oselm_auto_c(est, X, T):
+    """The C of a stream: `C`, or for C='auto' the choice of `ELMClassifier(C='auto')` (generalised
+    cross-validation over $10^{-2}, \\dots, 10^{1.5}$) made on the first batch (X, T) alone and kept after it."""
+    if not isinstance(est.C, str):
+        return est.C
+    ne = normal_equations(est.hidden_layer_.transform, X, T, est.n_hidden_)
+    return _auto_c_primal(ne, est.fit_intercept)
+
+
+# %% ../nbs/07_kos_elm.ipynb #cb59e80a
 def _oselm_start(est, X, T):
-    "Draw the hidden layer and start the square-root state (R = I / sqrt(C) on the penalised columns)."
-    est.n_hidden_ = est._AUTO_HIDDEN if est.n_hidden == 'auto' else est.n_hidden
+    "Draw the hidden layer, resolve C (`C_`) and start the square-root state (R = I / sqrt(C_) on penalised columns)."
+    est.hidden_layer_ = _oselm_layer(est, X)
+    est.n_hidden_ = getattr(est.hidden_layer_, 'n_hidden_', est.hidden_layer_.n_hidden)
     if est.C is None and X.shape[0] < est.n_hidden_:
         raise ValueError(f"X: with C=None (eq. 5) the first batch needs at least n_hidden={est.n_hidden_} "
                          f"rows, got n_samples={X.shape[0]}; pass a finite C for the regularised start")
-    est.hidden_layer_ = RandomHiddenLayer(est.n_hidden_, est.activation, est.distribution, est.weight_range,
-                                          est.bias_range, est.weight_scale, est.bias_scale,
-                                          est.random_state).fit(X)
+    est.C_ = _oselm_auto_c(est, X, T)
     width = est.n_hidden_ + int(est.fit_intercept)
     R = np.zeros((width, width))
-    if est.C is not None:
-        R[np.arange(est.n_hidden_), np.arange(est.n_hidden_)] = 1.0 / math.sqrt(est.C)
+    if est.C_ is not None:
+        R[np.arange(est.n_hidden_), np.arange(est.n_hidden_)] = 1.0 / math.sqrt(est.C_)
     est._n_outputs = T.shape[1]
     est._state = {'R': R, 'B': np.zeros((width, T.shape[1])), 'counts': np.zeros(2, np.int64), 'coef': None}
 
+
 # %% ../nbs/07_kos_elm.ipynb #f18361e3
 def _oselm_features(est, X, design=False):
-    "H = g(XW + b), checked finite; with `design`, the rows the recursion folds in ([H, 1] with an intercept)."
-    L = est.n_hidden_
-    H = hidden_output(X, est.hidden_layer_.weights_, est.hidden_layer_.biases_, est.activation)
+    "H of the stream's layer, checked finite; with `design`, the rows the recursion folds in ([H, 1], intercept)."
+    layer, L = est.hidden_layer_, est.n_hidden_
+    if isinstance(layer, RBFHiddenLayer):
+        H = hidden_output(X, layer.centres_.T, np.full(L, layer.gamma_), 'rbf')
+    else:
+        H = hidden_output(X, layer.weights_, layer.biases_, layer.activation)
     if not np.isfinite(H).all():
         raise ValueError("the hidden layer output H contains NaN or infinity (an overflowing activation, e.g. "
                          "'exp' on unscaled inputs?)")
@@ -1518,6 +1547,7 @@ def _oselm_features(est, X, design=False):
     F[:, :L] = H
     F[:, L] = 1.0
     return F
+
 
 # %% ../nbs/07_kos_elm.ipynb #442f2148
 def _oselm_learn(est, X, T):
@@ -1552,22 +1582,24 @@ class _OSELMBase(_StreamingModel):
         'weight_scale': [StrOptions({'auto'}), Interval(Real, 0, None, closed='neither')],
         'bias_scale': [Interval(Real, 0, None, closed='neither')],
         'random_state': ['random_state'],
+        'hidden_layer': [StrOptions({'random', 'rbf'})],
+        'gamma': [StrOptions({'scale', 'auto'}), Interval(Real, 0, None, closed='neither')],
     }
     _STREAM_PARAMS = tuple(_parameter_constraints)
     _AUTO_HIDDEN = 300     # the core ELMRegressor's default ('auto' resolves to it)
 
     def __init__(self, n_hidden='auto', activation='sigmoid', C=1.0, fit_intercept=True, distribution='uniform',
-                 weight_range='auto', bias_range=(-1.0, 1.0), weight_scale='auto', bias_scale=1.0, random_state=None):
+                 weight_range='auto', bias_range=(-1.0, 1.0), weight_scale='auto', bias_scale=1.0, random_state=None,
+                 hidden_layer='random', gamma='scale'):
         self.n_hidden, self.activation, self.C, self.fit_intercept = n_hidden, activation, C, fit_intercept
         self.distribution, self.weight_range, self.bias_range = distribution, weight_range, bias_range
         self.weight_scale, self.bias_scale, self.random_state = weight_scale, bias_scale, random_state
+        self.hidden_layer, self.gamma = hidden_layer, gamma
 
     def _frozen_params(self):
         return tuple(repr(getattr(self, k)) for k in self._STREAM_PARAMS)   # ranges may be lists
 
-    _check_combination = _check_hidden_ranges
-    _start = _oselm_start
-    _learn = _oselm_learn
+    _check_combination, _start, _learn = _check_hidden_ranges, _oselm_start, _oselm_learn
 
     def _beta(self):
         st = self._state
@@ -1597,6 +1629,7 @@ class _OSELMBase(_StreamingModel):
     def n_samples_seen_(self):
         return int(self._state['counts'][0])
 
+
 # %% ../nbs/07_kos_elm.ipynb #09537593
 class OSELMRegressor(_StreamRegressorMixin, _OSELMBase):
     """OS-ELM regressor (Liang et al. 2006; eq. 5-8 of Scardapane et al. 2015): a ridge ELM learnt
@@ -1608,7 +1641,12 @@ class OSELMRegressor(_StreamRegressorMixin, _OSELMBase):
         Hidden units L; 'auto' is the core ELM's default (300 for the regressor, 1000 for the classifier).
     activation, distribution, weight_range, bias_range, weight_scale, bias_scale, random_state
         The random hidden layer, with the meaning and defaults of `kelm_nb.core.ELMRegressor` (sigmoid nodes,
-        'auto' weights), drawn when the stream starts.
+        'auto' weights), drawn when the stream starts (`random_state` also seeds the draw of 'rbf' centres).
+    hidden_layer : {'random', 'rbf'}, default='random'
+        Random units $g(Wx + b)$, or Gaussian units $\\exp(-\\gamma\\|x - c_j\\|^2)$ centred on min(`n_hidden`, n)
+        rows of the first batch (`kelm_nb.core.RBFHiddenLayer`; a shorter first batch gives fewer units).
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Width of the 'rbf' units, as `SVC`'s: 'scale' is $1/(d\\,\\mathrm{Var})$ over the centres, 'auto' $1/d$.
     C : float or None, default=1.0
         Regularisation: the model after N samples is the ridge ELM minimising $\\|H\\beta - T\\|^2 +
         \\|\\beta\\|^2/C$ on all of them. None is the paper's unregularised start (eq. 5): the rows seen must
@@ -1625,17 +1663,19 @@ class OSELMRegressor(_StreamRegressorMixin, _OSELMBase):
         The unpenalised bias (0 when `fit_intercept=False`).
     n_samples_seen_ : int
         Rows learnt since the stream started.
-    hidden_layer_ : RandomHiddenLayer
+    hidden_layer_ : RandomHiddenLayer or RBFHiddenLayer
     n_hidden_ : int
-        The resolved `n_hidden`.
+        The resolved `n_hidden` (the number of centres for 'rbf').
+    C_ : float or None
+        The C of the stream.
     n_features_in_ : int
 
     Notes
     -----
     Liang et al.'s eq. 7-8 update $P = (H^TH + I/C)^{-1}$ by the matrix inversion lemma. The estimator carries the
     same recursion in square-root form: the triangular $R$ with $R^TR = P^{-1}$ absorbs each row by Givens rotations
-    (a chunk of at least L rows by one LAPACK QR), and $\\beta = R^{-1}B$. It equals the random-layer batch ELM at any C
-    (where the explicit inverse loses accuracy once $H^TH + I/C$ is ill-conditioned). Memory: $O(L^2)$, any stream.
+    (a chunk of at least L rows by one LAPACK QR), and $\\beta = R^{-1}B$. It equals the batch ELM with this layer at
+    any C (where the explicit inverse loses accuracy once $H^TH + I/C$ is ill-conditioned). Memory: $O(L^2)$.
 
     Examples
     --------
@@ -1667,9 +1707,18 @@ class OSELMClassifier(_StreamClassifierMixin, _OSELMBase):
 
     Parameters
     ----------
-    n_hidden, activation, C, fit_intercept, distribution
-        As in `OSELMRegressor` ('auto' hidden units: 1000, the core `ELMClassifier`'s default).
-    weight_range, bias_range, weight_scale, bias_scale, random_state
+    n_hidden : int or 'auto', default='auto'
+        Hidden units L; 'auto' is 1000, the core `ELMClassifier`'s default ('rbf': at most one per row of the first
+        batch).
+    C : float, 'auto' or None, default='auto'
+        Regularisation, as in `OSELMRegressor`. 'auto' is `ELMClassifier`'s rule applied to the first batch alone:
+        the C of least generalised cross-validation error over $10^{-2}, 10^{-1.5}, \\dots, 10^{1.5}$ on its rows,
+        kept for the rest of the stream (`C_`); `fit` is one first batch, so it makes `ELMClassifier`'s choice.
+    hidden_layer : {'random', 'rbf'}, default='rbf'
+        As in `OSELMRegressor`; the default is `ELMClassifier`'s: Gaussian units on min(`n_hidden`, n) rows of the
+        first batch, their width `gamma` measured on them. Start a stream with at least `n_hidden` rows (a shorter
+        first batch gives fewer units), or use 'random'.
+    activation, fit_intercept, distribution, weight_range, bias_range, weight_scale, bias_scale, random_state, gamma
         As in `OSELMRegressor`.
 
     Attributes
@@ -1677,8 +1726,10 @@ class OSELMClassifier(_StreamClassifierMixin, _OSELMBase):
     coef_ : ndarray of shape (n_hidden, n_columns)
         Output weights, one column per one-vs-all target.
     intercept_ : ndarray of shape (n_columns,)
+    C_ : float or None
+        The C of the stream: `C`, or the one 'auto' chose on the first batch.
     n_samples_seen_ : int
-    hidden_layer_ : RandomHiddenLayer
+    hidden_layer_ : RandomHiddenLayer or RBFHiddenLayer
     n_hidden_ : int
     n_features_in_ : int
     classes_ : ndarray of shape (n_classes,)
@@ -1693,9 +1744,17 @@ class OSELMClassifier(_StreamClassifierMixin, _OSELMBase):
     >>> bool(clf.score(X, y) > 0.9), clf.predict_proba(X[:1]).shape
     (True, (1, 3))
     """
+    _parameter_constraints = {**_OSELMBase._parameter_constraints,
+                              'C': [Interval(Real, 0, None, closed='neither'), None, StrOptions({'auto'})]}
     _AUTO_HIDDEN = 1000    # the core ELMClassifier's default
-
     _calibration_scores = _oselm_loo_scores
+
+    def __init__(self, n_hidden='auto', activation='sigmoid', C='auto', fit_intercept=True, distribution='uniform',
+                 weight_range='auto', bias_range=(-1.0, 1.0), weight_scale='auto', bias_scale=1.0, random_state=None,
+                 hidden_layer='rbf', gamma='scale'):
+        super().__init__(n_hidden, activation, C, fit_intercept, distribution, weight_range, bias_range,
+                         weight_scale, bias_scale, random_state, hidden_layer, gamma)
+
 
 # %% ../nbs/07_kos_elm.ipynb #b32ea984
 def _check_kos_combination(est):
@@ -1720,8 +1779,8 @@ def _install(est, state, config=None):
 
 # %% ../nbs/07_kos_elm.ipynb #a11f000b
 _COMPILES = {_MODE_TABLE1: ('_table1_run', 'the KOS-ELM Table I recursion', 5),
-             _MODE_ALD: ('_ald_run', 'the KOS-ELM ALD recursion', 7),
-             _MODE_FB: ('_fb_run', 'the KOS-ELM fixed-budget/window recursion', 9),
+             _MODE_ALD: ('_ald_run', 'the KOS-ELM ALD recursion', 6),
+             _MODE_FB: ('_fb_run', 'the KOS-ELM fixed-budget/window recursion', 7),
              'ald_budget': ('_ald_frozen_run', 'the KOS-ELM ALD recursion at its budget', 3)}
 
 

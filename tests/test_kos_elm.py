@@ -136,11 +136,33 @@ def test_oselm_equals_batch_elm_with_defaults():
                                ELMRegressor(random_state=3).fit(X, Y).predict(X), rtol=1e-8, atol=1e-9)
     yc = np.where(Y[:, 0] > 0, 'a', 'b')
     np.testing.assert_allclose(OSELMClassifier(random_state=3).fit(X, yc).decision_function(X),
-                               ELMClassifier(hidden_layer='random', C=1.0, random_state=3).fit(X, yc)
-                               .decision_function(X), rtol=1e-8, atol=1e-9)
+                               ELMClassifier(random_state=3).fit(X, yc).decision_function(X), rtol=1e-8, atol=1e-9)
+    np.testing.assert_allclose(OSELMClassifier(hidden_layer='random', C=1.0, random_state=3).fit(X, yc)
+                               .decision_function(X), ELMClassifier(hidden_layer='random', C=1.0, random_state=3)
+                               .fit(X, yc).decision_function(X), rtol=1e-8, atol=1e-9)
     np.testing.assert_allclose(KOSELMClassifier(gamma=0.7, C=50.0, sparsification=None, fit_intercept=False).fit(
         X, yc).decision_function(X), KernelELMClassifier(gamma=0.7, C=50.0, fit_intercept=False).fit(
         X, yc).decision_function(X), rtol=1e-8, atol=1e-9)
+
+
+def test_oselm_classifier_default_is_fixed_by_the_first_batch():
+    "C='auto' and the 'rbf' centres come from the first batch alone; later batches are folded in with them."
+    X, Y = _data(n=400, d=4)
+    y = np.where(Y[:, 0] > 0, 'a', 'b')
+    first = OSELMClassifier(random_state=0).fit(X[:250], y[:250])
+    streamed = OSELMClassifier(random_state=0).partial_fit(X[:250], y[:250], classes=['a', 'b'])
+    for b in np.array_split(np.arange(250, 400), [1, 60]):
+        streamed.partial_fit(X[b], y[b])
+    assert streamed.C_ == first.C_ and streamed.n_hidden_ == 250
+    np.testing.assert_array_equal(streamed.hidden_layer_.centres_, first.hidden_layer_.centres_)
+    H, t = streamed.hidden_layer_.transform(X), np.where(y == 'b', 1.0, -1.0)   # ridge on all rows, same layer
+    Hc, tc = H - H.mean(0), t - t.mean()
+    beta = np.linalg.solve(Hc.T @ Hc + np.eye(250) / first.C_, Hc.T @ tc)
+    np.testing.assert_allclose(streamed.decision_function(X), H @ beta + t.mean() - H.mean(0) @ beta,
+                               rtol=1e-7, atol=1e-8)
+    short = OSELMClassifier(n_hidden=50, random_state=0).partial_fit(X[:10], y[:10], classes=['a', 'b'])
+    assert short.n_hidden_ == 10 and short.C_ in (10.0 ** np.arange(-2.0, 1.75, 0.5))
+    assert np.isfinite(short.partial_fit(X[10:], y[10:]).decision_function(X)).all()
 
 
 @pytest.mark.parametrize('dtype', [np.float64, np.float32])
@@ -398,10 +420,15 @@ def test_bad_hyper_parameters():
              (KOSELMRegressor(sparsification='fb', budget=2.5), 'budget'), (KOSELMRegressor(degree=1.5), 'degree'),
              (KOSELMRegressor(C=np.inf, sparsification='fb'), 'C=inf'),
              (KOSELMRegressor(C=np.inf, sparsification=None), 'C=inf'), (KOSELMRegressor(ald_threshold=1.5), 'ald'),
-             (OSELMRegressor(n_hidden=50, C=None), 'n_hidden'), (KOSELMRegressor(fit_intercept='yes'), 'fit_intercept')]
+             (OSELMRegressor(n_hidden=50, C=None), 'n_hidden'), (KOSELMRegressor(fit_intercept='yes'), 'fit_intercept'),
+             (OSELMRegressor(hidden_layer='grid'), 'hidden_layer'), (OSELMRegressor(C='auto'), 'C')]
     for est, word in cases:
         with pytest.raises((ValueError, TypeError), match=word):
             est.fit(X[:30], Y[:30])
+    for est, word in [(OSELMClassifier(gamma=-1.0), 'gamma'), (OSELMClassifier(C='foo'), 'C'),
+                      (OSELMClassifier(hidden_layer='random', bias_range=(1, 0)), 'bias_range')]:
+        with pytest.raises((ValueError, TypeError), match=word):
+            est.fit(X[:30], Y[:30, 0] > 0)
     with pytest.raises(ValueError, match='X'):
         KOSELMRegressor().fit(X[:, 0], Y)
     for cls in (KOSELMClassifier, OSELMClassifier):
@@ -510,7 +537,8 @@ def test_os_elm_at_huge_C_is_close_to_batch_or_warns():
 # Defaults a user can trust: KOS-ELM with its default parameters, in a StandardScaler pipeline, within a few points
 # of scikit-learn's default peer (SVR / KernelRidge(rbf) for regression, SVC for classification) on every bundled
 # data set of its task (3-fold CV; sets above 2000 rows subsampled to 2000). OS-ELM's defaults are the core ELM's
-# random sigmoid layer with C = 1 (the same model, learnt online): its scores equal that batch ELM's on every set.
+# (the regressor's random sigmoid layer with C = 1; the classifier's Gaussian layer with C by GCV, from the first
+# batch): the same model, learnt online, so its scores equal the default batch ELM's on every set.
 REGRESSION = [d['name'] for d in list_datasets() if d['task'] == 'regression']
 CLASSIFICATION = [d['name'] for d in list_datasets() if d['task'] != 'regression']
 TOLERANCE = 0.05     # "within a few points": R^2 or accuracy no more than 5 points below the best default peer
@@ -549,8 +577,7 @@ def test_default_classifiers(name):
     peer = _score(SVC(), X, y, True)
     score = _score(KOSELMClassifier(), X, y, True)
     assert score > peer - TOLERANCE, (score, peer)
-    batch = ELMClassifier(hidden_layer='random', C=1.0, random_state=0)
-    assert _score(OSELMClassifier(random_state=0), X, y, True) == _score(batch, X, y, True)
+    assert _score(OSELMClassifier(random_state=0), X, y, True) == _score(ELMClassifier(random_state=0), X, y, True)
 
 
 @pytest.mark.parametrize('cls', [KOSELMRegressor, KOSELMClassifier])
