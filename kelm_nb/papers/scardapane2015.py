@@ -120,9 +120,9 @@ def paper_models(dataset, classification, random_state=None, reading='ours'):
     p = TABLE_III[dataset]
     elm, kelm, os_, kos = ((ELMClassifier, KernelELMClassifier, OSELMClassifier, KOSELMClassifier) if classification
                            else (ELMRegressor, KernelELMRegressor, OSELMRegressor, KOSELMRegressor))
-    hidden = dict(weight_range=(-1.0, 1.0), fit_intercept=False, random_state=random_state)
+    hidden = dict(hidden_layer='random', weight_range=(-1.0, 1.0), fit_intercept=False, random_state=random_state)
     paper = reading == 'paper_code'
-    return {'ELM': elm(n_hidden=p['L'], C=p['C_elm'], hidden_layer='random', **hidden),
+    return {'ELM': elm(n_hidden=p['L'], C=p['C_elm'], **hidden),
             'K-ELM': kelm(kernel='rbf', gamma=p['gamma'], C=p['C'], fit_intercept=False),
             'OS-ELM': (_LynxOSELM(p['L'], classification=classification, random_state=random_state) if paper else
                        os_(n_hidden=p['L'], C=p['C_elm'], **hidden)),
