@@ -1270,6 +1270,25 @@ def _primal_loo(model, C, fit_intercept, X, T):
         out[rows] = T2[rows] - residual / (1.0 - leverage)[:, None]
     return out
 
+# %% ../nbs/02_core.ipynb #ae3728f2
+def _layer_statistics(layer, X, T, width):
+    """`normal_equations(layer.transform, X, T, width)` for the in-memory fit. A `RandomHiddenLayer` with an
+    activation of `_UFUNC_ACTIVATIONS` on float64 rows writes every block into one reused buffer (no fresh pages to
+    fault in per block) and subtracts the mean of the block's first rows while each 2 MB chunk is still in cache
+    (`_ufunc_hidden_output`), which `NormalEquations.add` takes back out: no separate centring pass over H."""
+    act = getattr(layer, 'activation', None)
+    if not (isinstance(layer, RandomHiddenLayer) and isinstance(act, str) and act in _UFUNC_ACTIVATIONS
+            and X.dtype == np.float64):
+        return normal_equations(layer.transform, X, T, width)
+    step = block_rows(width)
+    ne = NormalEquations(width, T.shape[1:])
+    buffer = np.empty((min(step, X.shape[0]), width))
+    for start in range(0, X.shape[0], step):
+        H, shift = _ufunc_hidden_output(X[start:start + step], layer.weights_, layer.biases_, act, out=buffer,
+                                        shift=True)
+        ne.add(H, T[start:start + step], shift=shift)
+    return ne
+
 # %% ../nbs/02_core.ipynb #2c29c28d
 def _elm_solution(layer, X, T, C, fit_intercept):
     """Output weights `beta` and intercept of the (regularised) ELM on the hidden layer `layer`.
@@ -1279,7 +1298,7 @@ def _elm_solution(layer, X, T, C, fit_intercept):
     the whole H when N < L; the pseudo-inverse when C is None."""
     n, L = X.shape[0], getattr(layer, 'n_hidden_', layer.n_hidden)
     if C is not None and n >= L:
-        ne = normal_equations(layer.transform, X, T, L)
+        ne = _layer_statistics(layer, X, T, L)
         return _ridge_from_normal_equations(ne, C, 'both' if fit_intercept else 'none')
     H = layer.transform(X)
     _check_finite(H, 'the hidden layer output H')

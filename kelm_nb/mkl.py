@@ -799,7 +799,7 @@ class _MKLProblem:
     def omega(self, theta):
         "Omega(theta) = sum_k theta_k K_k + theta_0 diag(1/w) (learned C) or + diag(1/w)/C."
         Om = self.bank.combine(theta[:self.p])
-        Om.flat[::self.n + 1] += self.d0 * self.identity_weight(theta)
+        Om.reshape(-1)[::self.n + 1] += self.d0 * self.identity_weight(theta)      # the diagonal, in place
         return Om
 
     def quad_forms(self, ev):
@@ -828,9 +828,23 @@ class _MKLProblem:
     def result(self, theta, ev, q, n_iter, converged, history, gap, solver):
         return _mkl_result(self, theta, ev, q, n_iter, converged, history, gap, solver)
 
+# %% ../nbs/06_mkl.ipynb #c495b101
+_POTRF, _POTRS, _TRTRS = sla.get_lapack_funcs(('potrf', 'potrs', 'trtrs'), dtype=np.float64)
+_TRSV = sla.get_blas_funcs('trsv', dtype=np.float64)
+
+def _cho_solve(L, R):
+    """$\\Omega^{-1}R$ from the lower Cholesky factor L (Fortran-ordered; its strict upper triangle is not read).
+    With one or two columns, two BLAS `trsv` per column: LAPACK's `potrs` goes through the blocked triangular
+    solve, which on so few columns costs 2-3 times as much (one thread, N = 400). `potrs` otherwise."""
+    if R.shape[1] > 2:
+        return _POTRS(L, R, lower=1)[0]
+    X = np.empty(R.shape, order='F')
+    for j in range(R.shape[1]):
+        X[:, j] = _TRSV(L, _TRSV(L, R[:, j], lower=1), lower=1, trans=1, overwrite_x=1)
+    return X
+
 # %% ../nbs/06_mkl.ipynb #d40dba6a
 _SINGULAR_PIVOTS = 1e-14
-_POTRF, _POTRS, _TRTRS = sla.get_lapack_funcs(('potrf', 'potrs', 'trtrs'), dtype=np.float64)
 
 def _evaluate(prob, theta, strict=False):
     """The kernel-ELM solve at theta: one Cholesky for all outputs (and the bias of the bordered system).
@@ -840,8 +854,9 @@ def _evaluate(prob, theta, strict=False):
     `strict` also where the pivots span more than 1e14 (a condition number above 1e14), where the gradient
     loses its digits. Omega is symmetric, so its transpose, a Fortran-ordered view, is factorised in place: given
     the C-ordered array, LAPACK first transposes a copy, which at N = 400 takes 0.8-2.9 ms per factorisation
-    against 0.7-0.9 ms in place (one thread). LAPACK is called directly (`potrf`, then one `potrs` for the targets
-    and the bias's column of ones together): scipy's checking wrappers cost more than the solves at N < 500."""
+    against 0.7-0.9 ms in place (one thread). LAPACK is called directly (`potrf`, then `_cho_solve` for the
+    targets and the bias's column of ones together): scipy's checking wrappers cost more than the solves at
+    N < 500."""
     prob.n_factorizations += 1
     L, info = _POTRF(prob.omega(theta).T, lower=1, overwrite_a=1, clean=0)
     if info != 0:
@@ -849,14 +864,13 @@ def _evaluate(prob, theta, strict=False):
     pivots = L.diagonal() ** 2
     if strict and pivots.min() < _SINGULAR_PIVOTS * pivots.max():
         raise np.linalg.LinAlgError("numerically singular combination")
-    R = np.column_stack([prob.T, np.ones(prob.n)]) if prob.intercept else prob.T
-    X, _ = _POTRS(L, R, lower=1)
+    X = _cho_solve(L, np.column_stack([prob.T, np.ones(prob.n)]) if prob.intercept else prob.T)
     A, b, u = X[:, :prob.T.shape[1]], np.zeros(prob.T.shape[1]), None
     if prob.intercept:
         u = X[:, -1]
         b = A.sum(axis=0) / u.sum()
         A = A - np.outer(u, b)
-    if not np.all(np.isfinite(A)):
+    if not np.isfinite(A).all():
         raise np.linalg.LinAlgError("non-finite solution")
     return _Evaluation(A, b, 0.5 * float(np.vdot(A, prob.T)), (L, True), u)
 
@@ -870,7 +884,7 @@ def _stacked_products(prob, ev, index=None):
     B = prob.bank.products(ev.A, kernels)
     if kernels.size < index.size:
         B = np.concatenate([B, (prob.d0[:, None] * ev.A)[None]], axis=0)
-    return B, np.einsum('knq,nq->k', B, ev.A)
+    return B, B.reshape(B.shape[0], -1) @ ev.A.reshape(-1)
 
 # %% ../nbs/06_mkl.ipynb #56fce6d8
 def _hessian(prob, ev, B):
@@ -917,7 +931,7 @@ def _initial_theta(theta0, m):
 # %% ../nbs/06_mkl.ipynb #92289d80
 def _check_quad_forms(q, index=None):
     "Negative quadratic forms betray an indefinite kernel (q_i belongs to kernel index[i], default i)."
-    if np.min(q) < -1e-8 * max(1.0, float(np.max(np.abs(q)))):
+    if q.min() < -1e-8 * max(1.0, float(np.abs(q).max())):
         i = int(np.argmin(q))
         k = i if index is None else int(index[i])
         raise ValueError(f"kernels[{k}] is indefinite (negative quadratic form {q[i]:.3g}): kernels must be "
@@ -1138,27 +1152,72 @@ def silp_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, eps
                       "raise max_iter or use solver='newton'", ConvergenceWarning, stacklevel=2)
     return prob.result(theta, ev, q, it, converged, history, gap if prob.m > 1 else 0.0, 'silp')
 
+# %% ../nbs/06_mkl.ipynb #48da25a0
+@njit(cache=True)
+def _lu_solve(K, r):
+    """Gaussian elimination with partial pivoting of the small system K x = r, on copies: (x, False where a pivot is
+    exactly 0, as LAPACK's gesv reports a singular matrix)."""
+    n = r.size
+    A, x = K.copy(), r.copy()
+    for j in range(n):
+        p = j
+        for i in range(j + 1, n):
+            if abs(A[i, j]) > abs(A[p, j]):
+                p = i
+        if A[p, j] == 0.0:
+            return x, False
+        if p != j:
+            for k in range(n):
+                A[j, k], A[p, k] = A[p, k], A[j, k]
+            x[j], x[p] = x[p], x[j]
+        for i in range(j + 1, n):
+            f = A[i, j] / A[j, j]
+            for k in range(j + 1, n):
+                A[i, k] -= f * A[j, k]
+            x[i] -= f * x[j]
+    for j in range(n - 1, -1, -1):
+        s = x[j]
+        for k in range(j + 1, n):
+            s -= A[j, k] * x[k]
+        x[j] = s / A[j, j]
+    return x, True
+
 # %% ../nbs/06_mkl.ipynb #42c097cb
+@njit(cache=True)
 def _kkt_solve(K, r):
-    "Solve the KKT system of a face: LU, or least squares where it is singular (a flat direction of the model)."
-    try:
-        sol = np.linalg.solve(K, r)
-        if np.isfinite(sol).all() and np.abs(K @ sol - r).max() <= 1e-9 * max(1.0, np.abs(r).max()):
-            return sol
-    except np.linalg.LinAlgError:
-        pass
-    return np.linalg.lstsq(K, r, rcond=None)[0]
+    """Solve the KKT system of a face: LU (`_lu_solve`), or least squares (LAPACK's gelsd through NumPy) where it
+    is singular or the LU answer leaves a residual above 1e-9 (a flat direction of the model)."""
+    sol, ok = _lu_solve(K, r)
+    n, res, big = r.size, 0.0, 1.0
+    for i in range(n):
+        s = -r[i]
+        for k in range(n):
+            s += K[i, k] * sol[k]
+        res, big = max(res, abs(s)), max(big, abs(r[i]))
+    if ok and res <= 1e-9 * big:                  # a NaN residual fails the test
+        return sol
+    with numba.objmode(sol='float64[:]'):
+        sol = np.linalg.lstsq(K, r, rcond=None)[0]
+    return sol
 
 # %% ../nbs/06_mkl.ipynb #46b2963a
 _QP_WARM_SUPPORT = 8   # a start with more weights than this is replaced by the best vertex (fewer active-set changes)
 
+@njit(cache=True)
 def _qp_start(H, c, z0):
-    "The first iterate of `simplex_qp`: the warm start z0 if it has few weights, else the vertex of least objective."
-    if z0 is None or np.count_nonzero(z0) > _QP_WARM_SUPPORT:
-        z = np.zeros(c.size)
-        z[np.argmin(0.5 * np.diag(H) + c)] = 1.0
-        return z
-    return np.array(z0, dtype=np.float64)
+    """The first iterate of `simplex_qp`: a copy of the warm start z0 if it has few weights, else (or for an empty
+    z0, no warm start) the vertex of least objective."""
+    m, nz = c.size, 0
+    for i in range(z0.size):
+        nz += z0[i] != 0
+    if z0.size == m and nz <= _QP_WARM_SUPPORT:
+        return z0.copy()
+    z, j = np.zeros(m), 0
+    for i in range(m):
+        if 0.5 * H[i, i] + c[i] < 0.5 * H[j, j] + c[j]:
+            j = i
+    z[j] = 1.0
+    return z
 
 # %% ../nbs/06_mkl.ipynb #94e63dbe
 def _check_qp(H, c):
@@ -1176,46 +1235,75 @@ def _check_qp(H, c):
     return H, c
 
 
-# %% ../nbs/06_mkl.ipynb #30ae1f30
-def _active_set(H, c, z0, tol, max_iter):
-    """The active-set loop of `simplex_qp` on checked float64 H and c (the Newton steps call it directly: the checks
-    cost as much as the loop on their 5-20 weights): solve the KKT system of the free weights; a negative weight
-    moves the point to the face's boundary and leaves, a negative multiplier brings its weight in."""
+# %% ../nbs/06_mkl.ipynb #619e49b7
+@njit(cache=True)
+def _kkt_system(H, c, F, f):
+    "The KKT system of the face F[:f] (free weights) of min 1/2 z^T H z + c^T z on the simplex: (K, r)."
+    K, r = np.empty((f + 1, f + 1)), np.empty(f + 1)
+    for a in range(f):
+        for b in range(f):
+            K[a, b] = H[F[a], F[b]]
+        K[a, f] = K[f, a] = 1.0
+        r[a] = -c[F[a]]
+    K[f, f], r[f] = 0.0, 1.0
+    return K, r
+
+# %% ../nbs/06_mkl.ipynb #46603209
+@njit(cache=True)
+def _active_set_loop(H, c, z, thresh, max_iter):
+    """The compiled loop of `_active_set` from the feasible z (C-contiguous float64 H, c, z; z is updated): solve
+    the KKT system of the free weights F; a negative weight moves the point to the face's boundary and leaves, a
+    multiplier below -thresh brings its weight in. Scalar loops only: array expressions compile slowly."""
     m = c.size
-    z = _qp_start(H, c, z0)
-    free = z > 0
-    thresh = tol * max(1.0, float(np.abs(H.diagonal()).max()), float(np.abs(c).max()))
-    for _ in range(max_iter or 10 * m + 10):
-        F = np.flatnonzero(free)
-        f = F.size
-        K = np.empty((f + 1, f + 1))
-        K[:f, :f] = H[np.ix_(F, F)]
-        K[f, :f] = K[:f, f] = 1.0
-        K[f, f] = 0.0
-        r = np.empty(f + 1)
-        r[:f], r[f] = -c[F], 1.0
+    F, free = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.bool_)
+    for i in range(m):
+        free[i] = z[i] > 0
+    for _ in range(max_iter):
+        f, k, best = 0, -1, np.inf
+        for i in range(m):
+            if free[i]:
+                F[f], f = i, f + 1
+        K, r = _kkt_system(H, c, F, f)
         sol = _kkt_solve(K, r)
-        w = sol[:f]
-        if w.min() >= 0:
-            z = np.zeros(m)
-            z[F] = w
-            lam = H @ z + c + sol[f]             # multipliers of z >= 0
-            lam[F] = 0.0
-            j = int(lam.argmin())
-            if lam[j] >= -thresh:
+        for a in range(f):                       # the first weight to reach 0 on the way to sol[:f] (if any < 0)
+            step = sol[a] - z[F[a]]
+            if step < 0 and z[F[a]] / -step < best:
+                k, best = a, z[F[a]] / -step
+        if sol[:f].min() >= 0:                   # move there, and test the multipliers of z >= 0
+            for i in range(m):
+                z[i] = 0.0
+            for a in range(f):
+                z[F[a]] = sol[a]
+            j, low = -1, -thresh
+            for i in range(m):
+                if not free[i]:
+                    lam = c[i] + sol[f]
+                    for a in range(f):
+                        lam += H[i, F[a]] * sol[a]
+                    if lam < low:
+                        j, low = i, lam
+            if j < 0:
                 return z
             free[j] = True
             continue
-        zF = z[F]
-        step = w - zF                            # move towards w until a weight reaches 0, and drop it
-        neg = np.flatnonzero(step < 0)
-        ratios = zF[neg] / -step[neg]
-        k = int(ratios.argmin())
-        zF = np.maximum(zF + ratios[k] * step, 0.0)
-        zF[neg[k]] = 0.0
-        z[F] = zF
-        free = z > 0
+        for a in range(f):
+            z[F[a]] = max(z[F[a]] + best * (sol[a] - z[F[a]]), 0.0)
+        z[F[k]] = 0.0
+        for i in range(m):
+            free[i] = z[i] > 0
     return z
+
+# %% ../nbs/06_mkl.ipynb #30ae1f30
+@njit(cache=True)
+def _active_set(H, c, z0, tol, max_iter):
+    """The active-set method of `simplex_qp` on checked C-contiguous float64 H, c and z0 (size 0: no warm start;
+    `max_iter` 0: 10 m + 10): the start (`_qp_start`), the multiplier threshold relative to the largest |H_ii| and
+    |c_i|, and the loop (`_active_set_loop`). Compiled whole: the Newton steps call it on their 5-20 weights, where
+    NumPy's per-call cost would exceed the work."""
+    big = 1.0
+    for i in range(c.size):
+        big = max(big, abs(H[i, i]), abs(c[i]))
+    return _active_set_loop(H, c, _qp_start(H, c, z0), tol * big, max_iter if max_iter > 0 else 10 * c.size + 10)
 
 # %% ../nbs/06_mkl.ipynb #58fb235d
 def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
@@ -1247,7 +1335,10 @@ def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
     [0.0, 1.0]
     """
     H, c = _check_qp(H, c)
-    return _active_set(H, c, z0, tol, max_iter)
+    z0 = np.zeros(0) if z0 is None else np.ascontiguousarray(z0, dtype=np.float64).ravel()
+    if z0.size not in (0, c.size):
+        raise ValueError(f"z0 must have {c.size} weights like c, got {z0.size}")
+    return _active_set(np.ascontiguousarray(H), np.ascontiguousarray(c), z0, float(tol), int(max_iter or 0))
 
 # %% ../nbs/06_mkl.ipynb #bdf143b2
 _POWER_START, _POWER_MAX = 0.5, 0.9
@@ -1263,29 +1354,50 @@ def _adapt_power(power, full_step, ratio):
         return max(-1.0, power - (1.0 + power) / 2)
     return power
 
+# %% ../nbs/06_mkl.ipynb #ef9da484
+@njit(cache=True)
+def _face_step(M, g, t, shift):
+    """The step of `_newton_step` on a face, compiled: the minimiser over the face's simplex of the model
+    $\\tfrac12z^\\top Mz+(g-Mt)^\\top z$ (M shifted by `shift` on its diagonal first, in place) from the warm start
+    t, minus t; the Frank-Wolfe direction where rounding leaves no descent."""
+    f = t.size
+    c = g.copy()
+    for i in range(f):
+        M[i, i] += shift
+    for i in range(f):
+        for k in range(f):
+            c[i] -= M[i, k] * t[k]
+    step = _active_set(M, c, t, 1e-12, 0) - t
+    slope = 0.0
+    for i in range(f):
+        slope += g[i] * step[i]
+    if slope >= 0:                           # no descent from the model (rounding): Frank-Wolfe direction
+        step = -t
+        step[np.argmin(g)] += 1.0
+    return step
+
 # %% ../nbs/06_mkl.ipynb #0b67cbbc
+_SYEVD, = sla.get_lapack_funcs(('syevd',), dtype=np.float64)
+
 def _newton_step(prob, ev, theta, g, B, index, power):
     """The projected Newton direction on the face of the simplex spanned by `index` (the weights outside it are 0):
     the minimiser over that face of the quadratic model of the convex $-D^{-p}/p$ at theta (p = `power` in
     [-1, 1); p = -1 is D itself), minus theta. In units of $D^{-p-1}$ its Hessian is $H-(1+p)gg^\\top/D$, PSD
-    because $1/D$ is concave (section 5)."""
+    because $1/D$ is concave (section 5); a shift of its diagonal makes it PSD to rounding (`_face_step`)."""
     H = prob.hessian(ev, B)
     M = 0.5 * (H + H.T) - (1.0 + power) * np.outer(g, g) / ev.D
-    low, high = np.linalg.eigvalsh(M)[[0, -1]]
-    M.flat[::M.shape[0] + 1] += max(-low, 0.0) + 1e-12 * max(high, 1e-300)    # PSD to rounding
-    t = theta[index]
-    step = _active_set(M, g - M @ t, t, 1e-12, None) - t
-    if g @ step >= 0:                        # no descent from the model (rounding): Frank-Wolfe direction
-        step = -t
-        step[np.argmin(g)] += 1.0
+    w = _SYEVD(M, compute_v=0, lower=1)[0]          # LAPACK directly: NumPy's checks cost more than the 5-20 weights
+    low, high = w[0], w[-1]
     d = np.zeros_like(theta)
-    d[index] = step
+    d[index] = _face_step(M, g, theta[index], max(-low, 0.0) + 1e-12 * max(high, 1e-300))
     return d
 
 # %% ../nbs/06_mkl.ipynb #49dd136b
 def _complete_products(prob, ev, face, B, q):
     "The products and quadratic forms of every kernel, from those of the `face` and one pass over the others."
-    rest = np.setdiff1d(np.arange(prob.m), face)
+    outside = np.ones(prob.m, dtype=bool)
+    outside[face] = False
+    rest = np.flatnonzero(outside)
     B_rest, q_rest = prob.products(ev, rest)
     B_all = np.empty((prob.m,) + B.shape[1:])
     B_all[face], B_all[rest] = B, B_rest

@@ -134,6 +134,26 @@ def test_block_accumulation_matches_direct_solve(monkeypatch):
     np.testing.assert_allclose(est.coef_, direct, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize('activation', ['sigmoid', 'tanh', 'hardlim'])
+def test_elm_fit_statistics_match_the_generic_path(monkeypatch, activation):
+    """The in-memory fit's pre-shifted, reused-buffer statistics (NumPy activations, float64) against the generic
+    `normal_equations(layer.transform, ...)` over several blocks ('hardlim': the generic path itself); float32
+    input agrees with float64."""
+    import kelm_nb.core as core
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(1000, 4))
+    Y = np.c_[np.sin(X[:, 0]), X[:, 1] * X[:, 2]]
+    monkeypatch.setattr(core, 'block_rows', lambda width, max_bytes=0: 300)   # 4 blocks, a short last one
+    fast = ELMRegressor(60, activation=activation, C=50.0, random_state=0).fit(X, Y)
+    monkeypatch.setattr(core, '_layer_statistics',
+                        lambda layer, X, T, width: core.normal_equations(layer.transform, X, T, width))
+    generic = ELMRegressor(60, activation=activation, C=50.0, random_state=0).fit(X, Y)
+    np.testing.assert_allclose(fast.coef_, generic.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(fast.intercept_, generic.intercept_, rtol=1e-8, atol=1e-10)
+    single = ELMRegressor(60, activation=activation, C=50.0, random_state=0).fit(X.astype(np.float32), Y)
+    np.testing.assert_allclose(single.predict(X), fast.predict(X), rtol=1e-3, atol=1e-3)
+
+
 def test_multi_output_regression():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(60, 3))

@@ -173,6 +173,22 @@ def test_simplex_qp_against_enumeration():
         np.testing.assert_allclose(0.5 * z @ H @ z + c @ z, best, rtol=1e-10, atol=1e-12)
         assert np.all(z >= 0) and abs(z.sum() - 1) < 1e-12
 
+@pytest.mark.parametrize('dtype', [np.float64, np.float32])
+def test_simplex_qp_compiled_paths(dtype):
+    """The compiled active set through the public entry point: float32 and non-contiguous input, a warm start, a
+    singular KKT system (the least-squares fallback), and a warm start of the wrong length."""
+    rng = np.random.default_rng(11)
+    G = rng.normal(size=(6, 6))
+    H, c = (G @ G.T + 0.1 * np.eye(6)).astype(dtype), rng.normal(size=6).astype(dtype)
+    z = simplex_qp(H, c)
+    np.testing.assert_allclose(simplex_qp(np.asfortranarray(H), c[::-1][::-1], z0=np.full(6, 1 / 6)), z, atol=1e-6)
+    assert z.dtype == np.float64 and np.all(z >= 0) and abs(z.sum() - 1) < 1e-12
+    flat = simplex_qp(np.ones((3, 3), dtype=dtype), np.zeros(3, dtype=dtype), z0=np.full(3, 1 / 3))
+    np.testing.assert_allclose(flat, np.full(3, 1 / 3), atol=1e-12)     # every point is optimal: the start stays
+    with pytest.raises(ValueError, match='z0 must have 6 weights'):
+        simplex_qp(H, c, z0=np.ones(2) / 2)
+
+
 
 def test_single_kernel_is_kernel_elm():
     rng = np.random.default_rng(0)
