@@ -1701,12 +1701,13 @@ class OELMClassifier(_BoxHooks, _OELMBase):
         _store_params(self, locals())
 
 # %% ../nbs/05_nu_oelm.ipynb #8497836d
-_DEFAULT_NUS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
+_DEFAULT_NU_FRACTIONS = (0.05, 0.1, 0.25, 0.4, 0.55, 0.7, 0.85)
 
 
-def _check_nus(nus):
-    "The ν grid: a non-empty 1-d array of values in (0, 1]; None is `_DEFAULT_NUS`."
-    grid = np.asarray(_DEFAULT_NUS if nus is None else nus, dtype=np.float64)
+def _check_nus(nus, limit=1.0):
+    """The ν grid: a non-empty 1-d array of values in (0, 1]; None is `_DEFAULT_NU_FRACTIONS` of `limit`, the
+    largest feasible ν on the data (so that the grid reaches the large ν that noisy or imbalanced sets need)."""
+    grid = np.asarray(limit * np.asarray(_DEFAULT_NU_FRACTIONS) if nus is None else nus, dtype=np.float64)
     if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0) & (grid <= 1)):
         raise ValueError(f"nus must be a non-empty 1-d sequence of values in (0, 1], got {nus!r}")
     return grid
@@ -1775,12 +1776,15 @@ def _cv_results(est, X, y, grid):
 
 # %% ../nbs/05_nu_oelm.ipynb #f2cd2867
 def _choose_nu(est, X, y):
-    "The grid, `cv_results_`, the chosen ν (the first of rank 1, as GridSearchCV) and its mean score."
+    """The grid, `cv_results_`, the chosen ν (the first of rank 1, as GridSearchCV) and its mean score. With nus=None
+    the grid is `_DEFAULT_NU_FRACTIONS` of the largest ν feasible on all rows."""
     X, y = _validate_fit(est, X, y, multi_output=False, y_numeric=False)
     if est.kernel == 'precomputed' and X.shape[0] != X.shape[1]:
         raise ValueError("X must be a square (n_samples, n_samples) Gram matrix when kernel='precomputed', "
                          f"got shape {X.shape}")
-    grid = _check_nus(est.nus)
+    labels = _labels(y)
+    weights = [_side_weights(t, est.class_weight, labels.y_idx, labels.classes) for t in labels.T.T]
+    grid = _check_nus(est.nus, _nu_limit(weights, labels.T, not isinstance(est.class_weight, dict)))
     results = _cv_results(est, X, y, grid)
     if np.all(np.isnan(results['mean_test_score'])):
         raise ValueError(f"every nu of nus={grid.tolist()} is infeasible on some fold (nu must be <= twice the "
@@ -1811,8 +1815,8 @@ class NuOELMClassifierCV(_GridHooks, NuOELMClassifier):
     Parameters
     ----------
     nus : array-like or None, default=None
-        The grid of ν, each in (0, 1]; None is (0.05, 0.1, 0.2, 0.3, 0.4, 0.5). A ν beyond a fold's limit (twice the
-        smaller class share, as `NuOELMClassifier` requires) scores NaN there and is never chosen.
+        The grid of ν in (0, 1]; None: (0.05, 0.1, 0.25, 0.4, 0.55, 0.7, 0.85) times the largest feasible ν (twice the
+        smaller class share, at most 1; noisy sets need ν near it). A ν beyond a fold's limit scores NaN, never chosen.
     cv : int or cross-validation splitter, default=5
         An int k: `StratifiedKFold(k)` (unshuffled, as `GridSearchCV`; at most the smallest class count), or any
         splitter. Per split both kernels are built once and every ν is solved on them (cold, see `nu_oelm_path`).
