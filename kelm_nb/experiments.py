@@ -1034,7 +1034,7 @@ def paired_p_values(a, b):
     d = a - b
     if not np.any(d):
         return 1.0, 1.0
-    p_t = paired_ttest(a, b)[1] if np.std(d) > 0 else 0.0
+    p_t = 0.0 if np.all(d == d[0]) else paired_ttest(a, b)[1]
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', UserWarning)    # ties or zero differences: scipy's normal approximation
         p_w = float(stats.wilcoxon(d).pvalue)

@@ -23,7 +23,7 @@ from scipy.special import logsumexp
 from scipy.stats import norm
 
 from ..core import (ELMClassifier, KernelELMClassifier, encode_labels, limit_blas_threads)
-from ..experiments import (BenchCase, ReproductionTable, Table, bench_case, paired_ttest, run_tasks,
+from ..experiments import (BenchCase, ReproductionTable, Table, bench_case, paired_p_values, run_tasks,
                                  single_threaded)
 from ..mkl import (ArrayKernelBank, DegenerateFitWarning, GaussianKernelBank, MKLELMClassifier, kernel_matrices,
                          newton_mkl, qcqp_mkl, silp_mkl)
@@ -1130,14 +1130,8 @@ PAPER_RULE_PAIRS = (('mkl', 'sk'), ('mkl', 'meb'), ('mkl', 'elm'))
 # %% ../../nbs/papers/06_li2014.ipynb #ccdf5367
 def _paired(d):
     "(p of the paired t-test, p of the Wilcoxon signed-rank test) of the differences d; None for fewer than 2."
-    from scipy.stats import wilcoxon
     d = np.asarray(d, float)
-    if d.size < 2:
-        return None, None
-    if not np.any(d):
-        return 1.0, 1.0
-    p_t = paired_ttest(d, np.zeros_like(d))[1] if np.std(d) > 0 else 0.0
-    return p_t, float(wilcoxon(d).pvalue)
+    return (None, None) if d.size < 2 else paired_p_values(d, np.zeros_like(d))
 
 # %% ../../nbs/papers/06_li2014.ipynb #d460ecba
 def mkl_verdict_table(raw, pairs=VERDICT_PAIRS, alpha=0.05):
