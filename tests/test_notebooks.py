@@ -64,10 +64,11 @@ _RUNNER = textwrap.dedent('''
     WARM = ('numpy', 'scipy.linalg', 'scipy.sparse', 'scipy.stats', 'scipy.optimize', 'numba', 'pandas',
             'sklearn.base', 'sklearn.datasets', 'sklearn.model_selection', 'sklearn.preprocessing',
             'sklearn.metrics', 'sklearn.svm', 'sklearn.linear_model', 'sklearn.pipeline', 'sklearn.kernel_ridge',
-            'sklearn.calibration', 'sklearn.utils.estimator_checks', 'matplotlib.pyplot', 'matplotlib_inline.backend_inline',
-            'IPython', 'execnb.shell', 'fastcore.test', 'nbdev.showdoc', 'kelm_nb', 'kelm_nb.experiments', 'kelm_nb.datasets',
-            'kelm_nb.core', 'kelm_nb.kernels', 'kelm_nb.esvr', 'kelm_nb.nu_oelm', 'kelm_nb.mkl', 'kelm_nb.kos_elm',
-            'kelm_nb.calibration', 'kelm_nb.validation', 'kelm_nb.jit', 'kelm_nb.bench', 'kelm_nb.cli')
+            'sklearn.calibration', 'sklearn.utils.estimator_checks', 'matplotlib.pyplot',
+            'matplotlib_inline.backend_inline', 'IPython', 'execnb.shell', 'fastcore.test', 'nbdev.showdoc',
+            'kelm_nb', 'kelm_nb.experiments', 'kelm_nb.datasets', 'kelm_nb.core', 'kelm_nb.kernels', 'kelm_nb.esvr',
+            'kelm_nb.nu_oelm', 'kelm_nb.mkl', 'kelm_nb.kos_elm', 'kelm_nb.calibration', 'kelm_nb.validation',
+            'kelm_nb.jit', 'kelm_nb.bench', 'kelm_nb.cli')
     for name in WARM:                   # a module that fails to import fails in the notebook that needs it
         try: __import__(name)
         except Exception: pass
