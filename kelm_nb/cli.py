@@ -455,7 +455,9 @@ def _warm(name, X, y, y2, y3):
         for method in ('predict', 'decision_function', 'predict_proba'):
             if hasattr(est, method): getattr(est, method)(X)
         if hasattr(est, 'partial_fit'): est.partial_fit(X[:5], target[:5])
-        if 'budget' in est.get_params(): cls(budget=8).fit(X, target)   # past a full dictionary
+        if 'budget' in est.get_params():              # past a full dictionary: ALD's, then a fixed budget's
+            cls(budget=8).fit(X, target)
+            if 'sparsification' in est.get_params(): cls(sparsification='fb', budget=8).fit(X, target)
 
 # %% ../nbs/09_cli.ipynb #6ed515d1
 def cmd_warmup(args):
