@@ -359,6 +359,8 @@ def _run_paper(key, func, args, n_jobs, out):
     rec = {'key': key, 'citation': paper.citation, 'module': paper.module, 'status': 'ok', 'items': []}
     start = time.perf_counter()
     try:
+        if n_jobs != 1 and getattr(args, 'scheduler', None) in (None, 'local'):
+            _warm_for_workers(_paper_estimators(key))
         store = out / '.tasks' / key if out is not None else None
         progress = task_progress(key) if not args.no_progress else contextlib.nullcontext()
         with task_store(store), progress:
@@ -453,7 +455,9 @@ def _warm(name, X, y, y2, y3):
         for method in ('predict', 'decision_function', 'predict_proba'):
             if hasattr(est, method): getattr(est, method)(X)
         if hasattr(est, 'partial_fit'): est.partial_fit(X[:5], target[:5])
-        if 'budget' in est.get_params(): cls(budget=8).fit(X, target)   # past a full dictionary
+        if 'budget' in est.get_params():              # past a full dictionary: ALD's, then a fixed budget's
+            cls(budget=8).fit(X, target)
+            if 'sparsification' in est.get_params(): cls(sparsification='fb', budget=8).fit(X, target)
 
 # %% ../nbs/09_cli.ipynb #6ed515d1
 def cmd_warmup(args):
@@ -483,6 +487,31 @@ def cmd_warmup(args):
               file=sys.stderr, flush=True)
     if failed: print(f"kelm-nb warmup: failed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
+
+# %% ../nbs/09_cli.ipynb #2198dce3
+def _paper_estimators(key):
+    "The estimators of the package root that paper `key`'s module imports (its tasks fit them); [] if none loads."
+    import kelm_nb
+    try: module = importlib.import_module(_papers()[key].module)
+    except ImportError: return []
+    return [name for name in kelm_nb.__all__ if name in vars(module)]
+
+# %% ../nbs/09_cli.ipynb #033bde8b
+def _warm_for_workers(names):
+    "Warm up the estimators `names` in this process (as `kelm-nb warmup` does), one line on stderr; returns seconds."
+    import warnings
+    if not names: return 0.0
+    start = time.perf_counter()
+    data = _warmup_data()
+    for name in names:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')
+                _warm(name, *data)
+        except Exception: pass                     # the paper's own run reports what fails
+    took = time.perf_counter() - start
+    print(f"compiled for the worker processes: {', '.join(names)} ({took:.1f} s)", file=sys.stderr, flush=True)
+    return took
 
 # %% ../nbs/09_cli.ipynb #e38058b7
 def _n_jobs(text):

@@ -13,7 +13,10 @@
   process). The modules in ``SHARED_FIXTURES`` build something once for all their tests (the docs site, a Dask
   cluster, benchmark results), so each of them runs whole on one worker: ``pytest_xdist_make_scheduler`` below
   makes every such module one work unit, from the test ids alone (an ``xdist_group`` mark is not enough: see that
-  hook). Every other test, each notebook included, goes to whichever worker is free.
+  hook). Every other test, each notebook included, goes to whichever worker is free. xdist hands out the modules
+  of SHARED_FIXTURES first (most tests first), then the other tests in collection order, and the notebooks come
+  first in it, the longest first (``_notebooks_first``; their order is test_notebooks.py's): the many short unit
+  tests fill in behind them, so that no long notebook starts last and runs on alone.
 * Threads: in one process numba gets one thread per usable core (``NUMBA_NUM_THREADS``); under pytest-xdist each
   worker gets its share of the cores (cores // workers: one on a 2-core machine) for numba and for BLAS
   (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``), since two workers each running two BLAS
@@ -123,8 +126,14 @@ def pytest_xdist_make_scheduler(config, log):
     return SharedFixtureScheduling(config, log)
 
 
+def _notebooks_first(items):
+    "The notebook runs first (longest first, in test_notebooks.py's order): the other tests fill in after them."
+    items.sort(key=lambda item: item.path.name != 'test_notebooks.py')   # a stable sort
+
+
 def pytest_collection_modifyitems(config, items):
     _deselect_whole_runs(config, items)
+    _notebooks_first(items)
     if run_slow(config): return
     skip = pytest.mark.skip(reason='slow: run with --slow or KELM_NB_SLOW=1')
     for item in items:

@@ -91,6 +91,18 @@ def test_reproduce_available_paper(fake_papers, capsys):
     assert 'full protocol' in capsys.readouterr().out
 
 
+
+def test_reproduce_with_workers_warms_up_the_papers_estimators_first(fake_papers, capsys, monkeypatch):
+    "With worker processes the estimators a paper's module imports are warmed up here, once, first; not without."
+    warmed = []
+    monkeypatch.setattr(cli, '_warm', lambda name, *data: warmed.append(name))
+    monkeypatch.setattr(sys.modules['kelm_nb.papers.good2020'], 'ELMRegressor', object(), raising=False)
+    assert main(['reproduce', 'good2020', '--n-jobs', '2', '--no-progress']) == 0
+    assert warmed == ['ELMRegressor']
+    assert 'compiled for the worker processes: ELMRegressor' in capsys.readouterr().err
+    assert main(['reproduce', 'good2020', '--no-progress']) == 0   # one process: it compiles what it uses
+    assert warmed == ['ELMRegressor'] and 'compiled for' not in capsys.readouterr().err
+
 @pytest.mark.parametrize('key', ['missing2020', 'empty2020'])
 def test_reproduce_missing_paper(fake_papers, capsys, key):
     assert main(['reproduce', key]) == 1

@@ -1,15 +1,25 @@
 """Execute every notebook in nbs/ through nbdev's own test machinery, one pytest test per notebook.
 
-Each notebook runs in a fresh Python subprocess calling ``nbdev.test.test_nb`` exactly as ``nbdev_test`` does:
+Each notebook runs in a fresh Python process calling ``nbdev.test.test_nb`` exactly as ``nbdev_test`` does:
 cells flagged with the project's ``tst_flags`` (``slow``) are skipped unless ``--slow``/``KELM_NB_SLOW=1``,
 ``IN_TEST`` is set, the notebook's folder is the working directory and the project root is on ``sys.path``.
-A subprocess per notebook keeps notebooks from sharing state (imported modules, environment, numba threads)
+A process per notebook keeps notebooks from sharing state (imported modules, environment, numba threads)
 and lets a crash or a hang fail one test only.
+
+The processes start warm: each pytest process keeps one runner (``_RUNNER``) that imports what the notebooks
+import (NumPy, SciPy, scikit-learn, numba, pandas, Matplotlib, IPython, nbdev and ``kelm_nb``), some 4 CPU-s,
+once, and then forks one child per notebook. The child is a copy of that runner taken before any notebook ran,
+so notebooks still share nothing; it gets the test's environment, a fresh NumPy seed and its own process group
+(killed whole on a timeout), and its output goes to files that a failure shows (nbdev's traceback of the failing
+cell). The runner never runs numba code itself: a fork after numba's GNU OpenMP threads start would be unsafe.
+Compiled kernels still pass from one notebook to the next through the numba cache (``NUMBA_CACHE_DIR``, one
+folder for the whole session: see ``conftest.py``).
 """
+import json
 import os
-import resource
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -31,42 +41,165 @@ def _notebooks():
     return found
 
 
-NOTEBOOKS = _notebooks()
+# The notebooks that take longest (CPU seconds as --junitxml records them, most first) start first, the others
+# follow in path order: with several workers no long notebook starts last and runs on alone.
+LONGEST_FIRST = ('10_scale_out', 'papers/06_li2014', 'papers/04_zhu2014', '04_esvr', '05_nu_oelm', '08_bench',
+                 'papers/03_frenay2011', '06_mkl', 'papers/07_scardapane2015', '07_kos_elm', '02_core', 'index',
+                 '09_cli', 'papers/05_ding2017', 'guide/03_streaming', '01_experiments')
 
+
+def _longest_first(paths):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    return sorted(paths, key=lambda p: rank.get(p.relative_to(NBS).with_suffix('').as_posix(), len(rank)))
+
+
+NOTEBOOKS = _longest_first(_notebooks())
+
+# The runner: reads one JSON request per line on stdin, forks a child per request, answers one JSON line.
 _RUNNER = textwrap.dedent('''
-    import sys
+    import json, os, signal, sys, time, traceback
     from pathlib import Path
+    reply = os.fdopen(os.dup(1), 'w', buffering=1)
+    os.dup2(2, 1)                       # whatever the imports print goes to the log, never into the replies
+    WARM = ('numpy', 'scipy.linalg', 'scipy.sparse', 'scipy.stats', 'scipy.optimize', 'numba', 'pandas',
+            'sklearn.base', 'sklearn.datasets', 'sklearn.model_selection', 'sklearn.preprocessing',
+            'sklearn.metrics', 'sklearn.svm', 'sklearn.linear_model', 'sklearn.pipeline', 'sklearn.kernel_ridge',
+            'sklearn.calibration', 'sklearn.utils.estimator_checks', 'matplotlib.pyplot',
+            'matplotlib_inline.backend_inline', 'IPython', 'execnb.shell', 'fastcore.test', 'nbdev.showdoc',
+            'kelm_nb', 'kelm_nb.experiments', 'kelm_nb.datasets', 'kelm_nb.core', 'kelm_nb.kernels', 'kelm_nb.esvr',
+            'kelm_nb.nu_oelm', 'kelm_nb.mkl', 'kelm_nb.kos_elm', 'kelm_nb.calibration', 'kelm_nb.validation',
+            'kelm_nb.jit', 'kelm_nb.bench', 'kelm_nb.cli')
+    for name in WARM:                   # a module that fails to import fails in the notebook that needs it
+        try: __import__(name)
+        except Exception: pass
+    try:                                # numba's compiler imports most of itself on a first compilation:
+        import numba                    # compile (never run) a tiny function; parallel code is never compiled
+        numba.njit('float64(float64)')(lambda x: x + 1.0)   # here (that would start its threads' library)
+        import numba.parfors.parfor_lowering, numba.core.caching
+    except Exception: pass
     from nbdev.config import get_config
     from nbdev.test import test_nb
-    fn, force = Path(sys.argv[1]), sys.argv[2].split()
     cfg = get_config()
-    ok, secs = test_nb(fn, skip_flags=cfg.tst_flags.split(), force_flags=force, basepath=cfg.config_path)
-    print(f'{fn.name}: {"passed" if ok else "FAILED"} in {secs:.1f} s')
-    sys.exit(0 if ok else 1)
+    SKIP = cfg.tst_flags.split()
+
+    def child(req):
+        "In the forked child: run one notebook as nbdev_test does; the exit status says whether it passed."
+        os.setpgid(0, 0)
+        for fd, path in ((1, req['stdout']), (2, req['stderr'])):
+            out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(out, fd)
+            os.close(out)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        reply.close()
+        os.environ.clear()
+        os.environ.update(req['env'])
+        os.chdir(req['cwd'])
+        fn = Path(req['nb'])
+        sys.argv = ['-c', str(fn), req['force']]
+        if 'numpy' in sys.modules: sys.modules['numpy'].random.seed()   # as fresh as a new process
+        ok, secs = test_nb(fn, skip_flags=SKIP, force_flags=req['force'].split(), basepath=cfg.config_path)
+        print(f'{fn.name}: {"passed" if ok else "FAILED"} in {secs:.1f} s')
+        return 0 if ok else 1
+
+    def wait(pid, timeout):
+        "Wait for the child; past `timeout` seconds kill its process group. Returns (status, rusage, timed out)."
+        deadline, pause = time.monotonic() + timeout, 0.01
+        while True:
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done: return status, usage, False
+            if time.monotonic() > deadline:
+                os.killpg(pid, signal.SIGKILL)
+                return os.wait4(pid, 0)[1:] + (True,)
+            time.sleep(pause)
+            pause = min(0.2, 2 * pause)
+
+    for line in sys.stdin:
+        req = json.loads(line)
+        sys.stdout.flush(); sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try: code = child(req)
+            except BaseException: traceback.print_exc()
+            finally: sys.stdout.flush(); sys.stderr.flush()
+            raise SystemExit(code)          # a normal exit: atexit handlers run as in a fresh process
+        try: status, usage, timed_out = wait(pid, req['timeout'])
+        except BaseException:
+            os.killpg(pid, signal.SIGKILL)
+            raise
+        rc = os.waitstatus_to_exitcode(status)
+        reply.write(json.dumps(dict(rc=rc, timed_out=timed_out, cpu_s=usage.ru_utime + usage.ru_stime)) + '\\n')
 ''')
+
+
+class NotebookRunner:
+    "One warm runner process (`_RUNNER`) for this pytest process; started again if it dies."
+
+    def __init__(self):
+        self.proc, self.log = None, None
+
+    def _start(self):
+        self.log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([sys.executable, '-c', _RUNNER], cwd=ROOT, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True, bufsize=1)
+
+    def _runner_log(self):
+        self.log.seek(0)
+        return self.log.read().decode(errors='replace')[-8000:]
+
+    def run(self, nb, force, timeout):
+        """Run notebook `nb` in a forked child. Returns a dict: rc (None when the runner itself died), timed_out,
+        cpu_s (the child's CPU seconds, its finished subprocesses included), stdout and stderr."""
+        if self.proc is None or self.proc.poll() is not None: self._start()
+        with tempfile.TemporaryDirectory(prefix='kelm_nb_nb_') as tmp:
+            req = dict(nb=str(nb), force=force, timeout=timeout, env=dict(os.environ), cwd=str(ROOT),
+                       stdout=str(Path(tmp) / 'stdout'), stderr=str(Path(tmp) / 'stderr'))
+            try:
+                self.proc.stdin.write(json.dumps(req) + '\n')
+                self.proc.stdin.flush()
+                line = self.proc.stdout.readline()
+            except BrokenPipeError:
+                line = ''
+            if line: res = json.loads(line)
+            else:
+                self.proc.wait()
+                res = dict(rc=None, timed_out=False, cpu_s=0.0, runner=self._runner_log())
+                self.proc = None
+            for name in ('stdout', 'stderr'):
+                path = Path(req[name])
+                res[name] = path.read_text(errors='replace') if path.exists() else ''
+        return res
+
+    def close(self):
+        if self.proc is None: return
+        self.proc.stdin.close()
+        try: self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired: self.proc.kill()
+        self.log.close()
+
+
+@pytest.fixture(scope='module')
+def notebook_runner():
+    "The warm runner that forks one process per notebook."
+    runner = NotebookRunner()
+    yield runner
+    runner.close()
 
 
 def test_notebooks_found():
     assert NOTEBOOKS, f'no notebooks found in {NBS}'
 
 
-def _children_cpu():
-    "CPU seconds (user + system) of this process's finished subprocesses."
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 @pytest.mark.parametrize('nb', NOTEBOOKS, ids=[str(p.relative_to(NBS)) for p in NOTEBOOKS])
-def test_notebook(nb, slow_enabled, record_property):
-    env = dict(os.environ)
-    force = 'slow' if slow_enabled else ''
-    cpu = _children_cpu()
-    try:
-        proc = subprocess.run([sys.executable, '-c', _RUNNER, str(nb), force], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
+def test_notebook(nb, slow_enabled, record_property, notebook_runner):
+    res = notebook_runner.run(nb, 'slow' if slow_enabled else '', TIMEOUT)
+    record_property('cpu_s', round(res['cpu_s'], 1))  # in --junitxml: each notebook's CPU seconds
+    if res['rc'] is None:
+        pytest.fail(f"{nb.name}: the notebook runner died:\n{res['runner']}\n{res['stderr'][-8000:]}", pytrace=False)
+    if res['timed_out']:
         pytest.fail(f'{nb.name} did not finish within {TIMEOUT} s (KELM_NB_NB_TIMEOUT)')
-    record_property('cpu_s', round(_children_cpu() - cpu, 1))  # in --junitxml: each notebook's CPU seconds
-    if proc.returncode != 0:
-        tail = (proc.stderr or '')[-8000:]
-        pytest.fail(f'{nb.name} failed (exit {proc.returncode}):\n{tail}\n{proc.stdout[-2000:]}', pytrace=False)
+    if res['rc'] != 0:
+        tail = res['stderr'][-8000:]
+        pytest.fail(f"{nb.name} failed (exit {res['rc']}):\n{tail}\n{res['stdout'][-2000:]}", pytrace=False)
