@@ -33,6 +33,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .calibration import ProbabilityMixin, fit_decision_calibration
+from .jit import compile_notice
 from .validation import (
     POSITIVE, POSITIVE_INT, _as_array, _check_bool, _check_finite, _check_lengths, _check_range, _check_rows,
     _check_shape_2d, _validate_constraints, _validate_fit, _validate_predict, check_array_2d, check_positive,
@@ -176,6 +177,7 @@ def _ufunc_hidden_output(X, W, b, activation, out=None, shift=False):
     H = np.empty((X.shape[0], W.shape[1]), dtype=X.dtype) if out is None else out[:X.shape[0]]
     fused = activation == 'sigmoid' and X.dtype == np.float64 and H.flags.c_contiguous
     if fused:                         # one jitted pass: the product and the activation (`_sigmoid_rows`)
+        compile_notice('core_sigmoid_rows', _sigmoid_rows, 'the sigmoid hidden layer', 4)
         X, W, b = (np.ascontiguousarray(a, dtype=np.float64) for a in (X, W, b))
         scratch = np.empty(W.shape[1])
     else:

@@ -32,6 +32,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .calibration import ProbabilityMixin, fit_decision_calibration
+from .jit import compile_notice
 from .core import (KERNELS, IllConditionedWarning, OneVsAllClassifierMixin, TargetRegressorMixin, _check_bool,
                           _inverse_diagonal,
                           _validate_fit, _validate_predict, check_array_2d, check_memory, check_positive,
@@ -1338,6 +1339,7 @@ def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
     z0 = np.zeros(0) if z0 is None else np.ascontiguousarray(z0, dtype=np.float64).ravel()
     if z0.size not in (0, c.size):
         raise ValueError(f"z0 must have {c.size} weights like c, got {z0.size}")
+    compile_notice('mkl_active_set', _active_set, 'the MKL kernel-weight solver', 6)
     return _active_set(np.ascontiguousarray(H), np.ascontiguousarray(c), z0, float(tol), int(max_iter or 0))
 
 # %% ../nbs/06_mkl.ipynb #bdf143b2
@@ -1389,6 +1391,7 @@ def _newton_step(prob, ev, theta, g, B, index, power):
     w = _SYEVD(M, compute_v=0, lower=1)[0]          # LAPACK directly: NumPy's checks cost more than the 5-20 weights
     low, high = w[0], w[-1]
     d = np.zeros_like(theta)
+    compile_notice('mkl_active_set', _face_step, 'the MKL kernel-weight solver', 6)
     d[index] = _face_step(M, g, theta[index], max(-low, 0.0) + 1e-12 * max(high, 1e-300))
     return d
 
