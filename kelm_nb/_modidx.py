@@ -975,8 +975,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'kelm_nb.nu_oelm._max_asymmetry': ('nu_oelm.html#_max_asymmetry', 'kelm_nb/nu_oelm.py'),
                                  'kelm_nb.nu_oelm._minimise_on_free_set': ('nu_oelm.html#_minimise_on_free_set', 'kelm_nb/nu_oelm.py'),
                                  'kelm_nb.nu_oelm._move_to_bound': ('nu_oelm.html#_move_to_bound', 'kelm_nb/nu_oelm.py'),
-                                 'kelm_nb.nu_oelm._multinomial_calibration': ( 'nu_oelm.html#_multinomial_calibration',
-                                                                               'kelm_nb/nu_oelm.py'),
                                  'kelm_nb.nu_oelm._nu_limit': ('nu_oelm.html#_nu_limit', 'kelm_nb/nu_oelm.py'),
                                  'kelm_nb.nu_oelm._nu_start': ('nu_oelm.html#_nu_start', 'kelm_nb/nu_oelm.py'),
                                  'kelm_nb.nu_oelm._null_direction': ('nu_oelm.html#_null_direction', 'kelm_nb/nu_oelm.py'),

@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -38,6 +39,9 @@ class _DecisionColumns(ClassifierMixin, BaseEstimator):
         return self.classes_[idx]
 
 # %% ../nbs/01b_calibration.ipynb #dad4949c
+_MULTINOMIAL_C = 10.0   # the softmax calibrator's inverse regularisation: scores in margin units, so C = 10 is mild
+
+
 def fit_decision_calibration(scores, y, classes, method='sigmoid', sample_weight=None):
     """Fit scikit-learn's calibrator on out-of-sample decision values.
 
@@ -50,14 +54,15 @@ def fit_decision_calibration(scores, y, classes, method='sigmoid', sample_weight
         The true labels.
     classes : array-like of shape (n_classes,)
         The model's `classes_`, in its decision-column order.
-    method : {'sigmoid', 'isotonic', 'temperature'}, default='sigmoid'
-        scikit-learn's calibration method (`CalibratedClassifierCV`).
+    method : {'sigmoid', 'isotonic', 'temperature', 'multinomial'}, default='sigmoid'
+        scikit-learn's calibration method (`CalibratedClassifierCV`); 'multinomial' is a softmax over every column
+        (multinomial `LogisticRegression`, classes in sorted order), for one-vs-all scores that compete for a point.
     sample_weight : array-like of shape (n_samples,), default=None
         Weights of the samples in the calibration fit.
 
     Returns
     -------
-    CalibratedClassifierCV
+    CalibratedClassifierCV or LogisticRegression
         Fitted; `predict_proba(scores)` takes decision values shaped as `scores` (2-D).
     """
     scores = np.asarray(scores, dtype=np.float64)
@@ -67,6 +72,8 @@ def fit_decision_calibration(scores, y, classes, method='sigmoid', sample_weight
     absent = np.setdiff1d(classes, y)
     if absent.size:
         raise ValueError(f'classes {absent.tolist()} have no sample in y: their probabilities cannot be calibrated')
+    if method == 'multinomial':
+        return LogisticRegression(C=_MULTINOMIAL_C, max_iter=1000).fit(scores, y, sample_weight=sample_weight)
     frozen = FrozenEstimator(_DecisionColumns(np.asarray(classes)).fit(None))
     # the scores are out-of-sample already: one split whose test set is every row, so no class needs 5 samples
     every_row = np.arange(len(scores))

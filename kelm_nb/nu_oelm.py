@@ -16,7 +16,6 @@ from numba import njit
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import check_scoring, get_scorer_names
 from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
@@ -1321,29 +1320,16 @@ def _fold_scores(est, K, labels, n_folds=5):
         scores[te] = K[np.ix_(te, tr)] @ (cols.alphas * T[tr]) / est._score_scale(cols.rhos, K_tr)
     return scores
 
-# %% ../nbs/05_nu_oelm.ipynb #c5a02be4
-_MULTINOMIAL_C = 10.0   # the calibrator's inverse regularisation: scores are in margin units, so C = 10 is mild
-
-
-def _multinomial_calibration(scores, y):
-    """The calibrator of more than two classes: scikit-learn's multinomial `LogisticRegression` on the out-of-fold
-    one-vs-all scores, Platt's sigmoid generalised to a softmax over every column. Sigmoids fitted column by column
-    and then normalised ignore how the columns compete for a point; `predict_proba(scores)` gives the
-    probabilities in the order of the sorted classes."""
-    return LogisticRegression(C=_MULTINOMIAL_C, max_iter=1000).fit(scores, y)
-
 # %% ../nbs/05_nu_oelm.ipynb #90fbcb80
 def _fit_calibration(est, K, labels, y):
     """`calibration_` on the out-of-fold scores (on the training scores when a class has a single sample):
-    scikit-learn's sigmoid calibrator (`fit_decision_calibration`) for two classes, `_multinomial_calibration`
-    for more."""
+    `fit_decision_calibration`: the sigmoid for two classes, the multinomial softmax for
+    more."""
     scores = _fold_scores(est, K, labels)
     if scores is None:
         scores = K[:, est.support_] @ est.dual_coef_.T
-    if len(labels.classes) > 2:
-        est.calibration_ = _multinomial_calibration(scores, y)
-    else:
-        est.calibration_ = fit_decision_calibration(scores, y, labels.classes)
+    method = 'multinomial' if len(labels.classes) > 2 else 'sigmoid'
+    est.calibration_ = fit_decision_calibration(scores, y, labels.classes, method=method)
 
 # %% ../nbs/05_nu_oelm.ipynb #a2db7047
 def _decision(est, X):
