@@ -33,7 +33,6 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .calibration import ProbabilityMixin, fit_decision_calibration
-from .jit import compile_notice
 from .validation import (
     POSITIVE, POSITIVE_INT, _as_array, _check_bool, _check_finite, _check_lengths, _check_range, _check_rows,
     _check_shape_2d, _validate_constraints, _validate_fit, _validate_predict, check_array_2d, check_positive,
@@ -137,14 +136,15 @@ _EXP_SHIFTER = 6755399441055744.0                 # 1.5 * 2**52: adding it round
 _LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10      # ln 2 in two parts (Cody-Waite)
 
 @njit(cache=True, fastmath={'contract'}, error_model='numpy')     # NumPy's division: no zero check, vectorised
-def _sigmoid_rows(X, W, b, out, scratch):
+def _sigmoid_rows(X, W, b, out, scratch, bits):
     """out[i] <- 1 / (1 + exp(-(X[i] W + b))) for float64 C-ordered arrays, one row at a time in cache; `scratch`
-    holds one row (its int64 view carries the powers 2^k of exp's range reduction)."""
-    bits = scratch.view(np.int64)
+    holds one row and `bits` is its int64 view (`scratch.view(np.int64)`), which carries the powers 2^k of exp's
+    range reduction. Element loops only: a slice assignment or a `.view` inside would triple its compile time."""
     shifter_bits = np.int64(0x4338000000000000)       # the bits of _EXP_SHIFTER
     for i in range(X.shape[0]):
         row = out[i]
-        row[:] = b
+        for j in range(row.shape[0]):
+            row[j] = b[j]
         for k in range(X.shape[1]):
             x = X[i, k]
             for j in range(row.shape[0]):
@@ -177,9 +177,9 @@ def _ufunc_hidden_output(X, W, b, activation, out=None, shift=False):
     H = np.empty((X.shape[0], W.shape[1]), dtype=X.dtype) if out is None else out[:X.shape[0]]
     fused = activation == 'sigmoid' and X.dtype == np.float64 and H.flags.c_contiguous
     if fused:                         # one jitted pass: the product and the activation (`_sigmoid_rows`)
-        compile_notice('core_sigmoid_rows', _sigmoid_rows, 'the sigmoid hidden layer', 4)
         X, W, b = (np.ascontiguousarray(a, dtype=np.float64) for a in (X, W, b))
         scratch = np.empty(W.shape[1])
+        bits = scratch.view(np.int64)
     else:
         X1 = np.column_stack([X, np.ones(X.shape[0], dtype=X.dtype)])
         W1 = (sign * np.vstack([W, b])).astype(X.dtype, copy=False)
@@ -189,7 +189,7 @@ def _ufunc_hidden_output(X, W, b, activation, out=None, shift=False):
         Z = H[start:start + step]
         with np.errstate(over='ignore', invalid='ignore'):
             if fused:
-                _sigmoid_rows(X[start:start + step], W, b, Z, scratch)
+                _sigmoid_rows(X[start:start + step], W, b, Z, scratch, bits)
             else:
                 activate(_blas_matmul(X1[start:start + step], W1, out=Z))
             if shift:

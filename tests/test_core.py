@@ -78,7 +78,8 @@ def test_sigmoid_rows_fused():
     "The jitted float64 sigmoid pass (product and activation) against NumPy, on wide inputs and in chunks."
     z = np.linspace(-750.0, 750.0, 30001)[:, None]            # exact pre-activations: the activation alone
     out = np.empty_like(z)
-    _sigmoid_rows(z, np.ones((1, 1)), np.zeros(1), out, np.empty(1))
+    scratch = np.empty(1)
+    _sigmoid_rows(z, np.ones((1, 1)), np.zeros(1), out, scratch, scratch.view(np.int64))
     with np.errstate(over='ignore'):
         np.testing.assert_allclose(out, 1 / (1 + np.exp(-z)), rtol=4e-15, atol=1e-300)
     rng = np.random.default_rng(2)
