@@ -15,7 +15,7 @@ from functools import lru_cache, partial
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-from .core import ELMRegressor, KernelELMRegressor, RandomHiddenLayer
+from .core import ELMRegressor, KernelELMRegressor, RandomHiddenLayer, _ufunc_hidden_output, block_rows
 from .experiments import CASES, PAPERS, RESERVED_FIELDS, BenchCase, Table, bench_case, run_case
 
 # %% ../nbs/08_bench.ipynb #11e294d5
@@ -147,13 +147,20 @@ def _prediction_quality(y_test, p_ours, p_peer):
 
 # %% ../nbs/08_bench.ipynb #73fb2cdd
 def _elm_floor(layer, X, y, C):
-    "The least work of a ridge ELM fit: H = g(XW + b), H'H by one syrk, H'y, one Cholesky factorisation and solve."
+    """The least work of a ridge ELM fit: H = g(XW + b) in blocks of at most 32 MB written into one buffer (as the
+    fit writes them), H'H by syrk (lower triangle) and H'y accumulated over the blocks, one Cholesky factorisation
+    and its solve."""
     from scipy.linalg import blas, cho_solve, lapack
-    H = layer.transform(X)
-    G = blas.dsyrk(1.0, H.T, trans=0, lower=0)      # H'H (upper triangle); H.T is Fortran-ordered: no copy
+    W, b, L = layer.weights_, layer.biases_, layer.weights_.shape[1]
+    step = block_rows(L)
+    buffer, G, r = np.empty((min(step, len(X)), L)), np.zeros((L, L), order='F'), np.zeros(L)
+    for start in range(0, len(X), step):
+        H = _ufunc_hidden_output(X[start:start + step], W, b, layer.activation, out=buffer)
+        G = blas.dsyrk(1.0, H.T, beta=1.0, c=G, trans=0, lower=1, overwrite_c=1)   # H.T is Fortran-ordered
+        r += blas.dgemv(1.0, H.T, y[start:start + step])
     G[np.diag_indices_from(G)] += 1.0 / C
-    c, info = lapack.dpotrf(G, lower=0, overwrite_a=1, clean=0)
-    return cho_solve((c, False), H.T @ y, check_finite=False)
+    c, info = lapack.dpotrf(G, lower=1, overwrite_a=1, clean=0)
+    return cho_solve((c, True), r, check_finite=False)
 
 # %% ../nbs/08_bench.ipynb #f8123a86
 @bench_case('elm_fit', target='ratio <= 0.7 and floor_ratio <= 1.15',

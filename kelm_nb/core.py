@@ -136,10 +136,11 @@ _EXP_SHIFTER = 6755399441055744.0                 # 1.5 * 2**52: adding it round
 _LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10      # ln 2 in two parts (Cody-Waite)
 
 @njit(cache=True, fastmath={'contract'}, error_model='numpy')     # NumPy's division: no zero check, vectorised
-def _sigmoid_rows(X, W, b, out, scratch, bits):
-    """out[i] <- 1 / (1 + exp(-(X[i] W + b))) for float64 C-ordered arrays, one row at a time in cache; `scratch`
-    holds one row and `bits` is its int64 view (`scratch.view(np.int64)`), which carries the powers 2^k of exp's
-    range reduction. Element loops only: a slice assignment or a `.view` inside would triple its compile time."""
+def _sigmoid_rows(X, W, b, out, scratch, bits, shift):
+    """out[i] <- 1 / (1 + exp(-(X[i] W + b))) - shift for float64 C-ordered arrays, one row at a time in cache;
+    `scratch` holds one row and `bits` is its int64 view (`scratch.view(np.int64)`), which carries the powers 2^k
+    of exp's range reduction. Element loops only: a slice assignment or a `.view` inside would triple its compile
+    time."""
     shifter_bits = np.int64(0x4338000000000000)       # the bits of _EXP_SHIFTER
     for i in range(X.shape[0]):
         row = out[i]
@@ -160,7 +161,7 @@ def _sigmoid_rows(X, W, b, out, scratch, bits):
         for j in range(row.shape[0]):
             bits[j] = (bits[j] - shifter_bits + 1023) << 52
         for j in range(row.shape[0]):
-            row[j] = 1.0 / (1.0 + row[j] * scratch[j])
+            row[j] = 1.0 / (1.0 + row[j] * scratch[j]) - shift[j]
 
 # %% ../nbs/02_core.ipynb #e0893ec1
 # rows of a chunk that stays in cache between the product and the activation (2 MB)
@@ -179,7 +180,7 @@ def _ufunc_hidden_output(X, W, b, activation, out=None, shift=False):
     if fused:                         # one jitted pass: the product and the activation (`_sigmoid_rows`)
         X, W, b = (np.ascontiguousarray(a, dtype=np.float64) for a in (X, W, b))
         scratch = np.empty(W.shape[1])
-        bits = scratch.view(np.int64)
+        bits, no_shift = scratch.view(np.int64), np.zeros(W.shape[1])
     else:
         X1 = np.column_stack([X, np.ones(X.shape[0], dtype=X.dtype)])
         W1 = (sign * np.vstack([W, b])).astype(X.dtype, copy=False)
@@ -188,11 +189,11 @@ def _ufunc_hidden_output(X, W, b, activation, out=None, shift=False):
     for start in range(0, X.shape[0], step):
         Z = H[start:start + step]
         with np.errstate(over='ignore', invalid='ignore'):
-            if fused:
-                _sigmoid_rows(X[start:start + step], W, b, Z, scratch, bits)
+            if fused:             # the kernel subtracts the shift, once it is known
+                _sigmoid_rows(X[start:start + step], W, b, Z, scratch, bits, no_shift if mean is None else mean)
             else:
                 activate(_blas_matmul(X1[start:start + step], W1, out=Z))
-            if shift:
+            if shift and (mean is None or not fused):
                 if mean is None:
                     mean = Z.mean(axis=0)
                 Z -= mean
@@ -1193,6 +1194,24 @@ def decode_scores(scores, classes):
         return classes[(scores.reshape(-1) > 0).astype(int)]
     return classes[np.argmax(scores, axis=1)]
 
+# %% ../nbs/02_core.ipynb #8bab695a
+def _penalised_gram_solve(ne, C, centered, R):
+    """$\\beta$ of $(G + I/C)\\beta = R$ for the (centred) Gram matrix $G$ of the `NormalEquations` `ne`: one
+    Cholesky factorisation (LAPACK potrf) of a copy of the lower triangle the statistics keep, which is all potrf
+    reads, so no symmetric matrix is built. If the factorisation fails, `spd_solve` on the full matrix (its warned
+    least-squares fallback)."""
+    G = np.array(ne.M_hh, order='F')
+    if not centered:
+        G = scipy.linalg.blas.dsyr(float(ne.n), ne.h_mean, a=G, lower=1, overwrite_a=1)
+    _check_finite(G, 'the Gram matrix H^T H')
+    _check_finite(R, 'the cross moment H^T T')
+    potrf, = scipy.linalg.get_lapack_funcs(('potrf',), (G,))
+    with limit_blas_threads(1 if G.shape[0] >= _THREADED_POTRF_MAX else None):     # as in `spd_solve`
+        factor, info = potrf(_add_to_diagonal(G, 1.0 / C), lower=True, overwrite_a=True, clean=False)
+    if info == 0:
+        return _finite_solution(scipy.linalg.cho_solve((factor, True), R, check_finite=False))
+    return spd_solve(_add_to_diagonal(ne.gram(centered=centered), 1.0 / C), R, overwrite_a=True)
+
 # %% ../nbs/02_core.ipynb #b6272e2c
 def _ridge_from_normal_equations(ne, C, center='both'):
     """`(beta, intercept)` of ridge regression with penalty $\\|\\beta\\|^2/C$ from accumulated `NormalEquations`.
@@ -1200,9 +1219,8 @@ def _ridge_from_normal_equations(ne, C, center='both'):
     `center='both'`: an unpenalised intercept ($H^TH - n\\bar h\\bar h^T$, $H^TT - n\\bar h\\bar t^T$, as `Ridge`)
     `'targets'`: the targets centred on their mean only (kernel ELM's offset); `'none'`: no intercept."""
     h_mean, t_mean = ne.h_mean, ne.t_mean
-    G = ne.gram(centered=center == 'both')
     R = ne.cross(centered=center in ('both', 'targets'))   # H^T (T - t_mean) = the centred cross moment
-    beta = spd_solve(_add_to_diagonal(G, 1.0 / C), R, overwrite_a=True)
+    beta = _penalised_gram_solve(ne, C, center == 'both', R)
     intercept = {'both': lambda: t_mean - h_mean @ beta, 'targets': lambda: t_mean,
                  'none': lambda: np.zeros_like(t_mean)}[center]()
     return beta, (float(intercept) if np.ndim(intercept) == 0 else intercept)

@@ -79,7 +79,7 @@ def test_sigmoid_rows_fused():
     z = np.linspace(-750.0, 750.0, 30001)[:, None]            # exact pre-activations: the activation alone
     out = np.empty_like(z)
     scratch = np.empty(1)
-    _sigmoid_rows(z, np.ones((1, 1)), np.zeros(1), out, scratch, scratch.view(np.int64))
+    _sigmoid_rows(z, np.ones((1, 1)), np.zeros(1), out, scratch, scratch.view(np.int64), np.zeros(1))
     with np.errstate(over='ignore'):
         np.testing.assert_allclose(out, 1 / (1 + np.exp(-z)), rtol=4e-15, atol=1e-300)
     rng = np.random.default_rng(2)
