@@ -111,32 +111,19 @@ def _axpy_row(g, Q, k, a):
             g[i] += a * Q[k, i]
 
 # %% ../nbs/05_nu_oelm.ipynb #a4013f9c
-@njit(cache=True, fastmath=_FASTSUM)
-def _gram_pass(Q, r, check):
-    """One row-major pass over Q: its row sums $Q\\mathbf{1}$ and, with `check`, $Q\\mathbf{r}$ and $Q^\\top\\mathbf{r}$
-    for a fixed random $\\mathbf{r}$ (they differ where Q is not symmetric; a NaN or an infinity makes a row sum
-    non-finite)."""
+def _gram_pass(Q, r, check, block=128):
+    """One row-major pass over Q in blocks of `block` rows: its row sums $Q\\mathbf{1}$ and, with `check`,
+    $Q\\mathbf{r}$ and $Q^\\top\\mathbf{r}$ for a fixed random $\\mathbf{r}$ (they differ where Q is not symmetric;
+    a NaN or an infinity makes a row sum non-finite); without `check` the last two are empty."""
+    if not check:
+        return Q.sum(axis=1), np.empty(0), np.empty(0)
     n = Q.shape[0]
-    rowsum = np.empty(n)
-    qr = np.empty(n)
-    qtr = np.empty(n)
-    for i in range(n):
-        qtr[i] = 0.0
-    for i in range(n):
-        acc = 0.0
-        dot = 0.0
-        if check:
-            ri = r[i]
-            for j in range(n):
-                a = Q[i, j]
-                acc += a
-                dot += a * r[j]
-                qtr[j] += ri * a
-        else:
-            for j in range(n):
-                acc += Q[i, j]
-        rowsum[i] = acc
-        qr[i] = dot
+    rowsum, qr, qtr = np.empty(n), np.empty(n), np.zeros(n)
+    for i in range(0, n, block):
+        rows = Q[i:i + block]
+        rowsum[i:i + block] = rows.sum(axis=1)
+        qr[i:i + block] = rows @ r
+        qtr += r[i:i + block] @ rows
     return rowsum, qr, qtr
 
 # %% ../nbs/05_nu_oelm.ipynb #e07566bb
@@ -181,14 +168,9 @@ class _Options(NamedTuple):
     large_s: int
 
 # %% ../nbs/05_nu_oelm.ipynb #66cb8b94
-@njit(cache=True)
 def _diag_shift(Q, has_eq):
     "The shift c of $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top$: the mean of diag Q with the equality, else 0."
-    n = Q.shape[0]
-    c = 0.0
-    for i in range(n):
-        c += Q[i, i] / n
-    return max(c, 1e-300) if has_eq else 0.0
+    return max(float(np.mean(np.diagonal(Q))), 1e-300) if has_eq else 0.0
 
 
 def _problem(Q, lin, ub, has_eq, total, qub):
@@ -793,7 +775,7 @@ def _max_asymmetry(Q, block=256):
 # %% ../nbs/05_nu_oelm.ipynb #ca4496c1
 def _compile_notice(stream=None):
     "One line on stderr before the active-set solver's first compilation in a process whose numba cache lacks it."
-    return compile_notice('nu_oelm', _active_set_core, 'the nu-OELM/OELM active-set solver', 12, stream)
+    return compile_notice('nu_oelm', _active_set_core, 'the nu-OELM/OELM active-set solver', 11, stream)
 
 # %% ../nbs/05_nu_oelm.ipynb #31b1295f
 def _gram_checked(Q, name='Q', check=True, psd=True):
@@ -1313,7 +1295,6 @@ def _fold_fit_valid(cols, K, T, nu):
     d = K @ (cols.alphas * T)
     return bool(np.all(np.isfinite(d)) and np.all(np.ptp(d, axis=0) > 1e-9 * np.abs(d).max(axis=0)))
 
-
 # %% ../nbs/05_nu_oelm.ipynb #d78f10a5
 def _fold_scores(est, K, labels, n_folds=5):
     """Out-of-fold decision values for the calibration: on stratified internal folds (as `cross_validated_scores`),
@@ -1349,7 +1330,6 @@ def _fit_calibration(est, K, labels, y):
         scores, keep = K[:, est.support_] @ est.dual_coef_.T, np.ones(len(y), bool)
     method = 'multinomial' if len(labels.classes) > 2 else 'sigmoid'
     est.calibration_ = fit_decision_calibration(scores[keep], y[keep], labels.classes, method=method)
-
 
 # %% ../nbs/05_nu_oelm.ipynb #a2db7047
 def _decision(est, X):
@@ -1809,7 +1789,6 @@ def _choose_nu(est, X, y):
                   f"alpha with Q alpha = 0): nu_ is the largest feasible, {grid[best]:.4g}; raise nus, use a kernel "
                   "of higher rank or set ridge > 0", MarginCollapseWarning, stacklevel=3)
     return grid, results, float(grid[best]), float('nan')
-
 
 # %% ../nbs/05_nu_oelm.ipynb #464af6e5
 class _GridHooks:
