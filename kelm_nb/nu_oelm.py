@@ -111,32 +111,19 @@ def _axpy_row(g, Q, k, a):
             g[i] += a * Q[k, i]
 
 # %% ../nbs/05_nu_oelm.ipynb #a4013f9c
-@njit(cache=True, fastmath=_FASTSUM)
-def _gram_pass(Q, r, check):
-    """One row-major pass over Q: its row sums $Q\\mathbf{1}$ and, with `check`, $Q\\mathbf{r}$ and $Q^\\top\\mathbf{r}$
-    for a fixed random $\\mathbf{r}$ (they differ where Q is not symmetric; a NaN or an infinity makes a row sum
-    non-finite)."""
+def _gram_pass(Q, r, check, block=128):
+    """One row-major pass over Q in blocks of `block` rows: its row sums $Q\\mathbf{1}$ and, with `check`,
+    $Q\\mathbf{r}$ and $Q^\\top\\mathbf{r}$ for a fixed random $\\mathbf{r}$ (they differ where Q is not symmetric;
+    a NaN or an infinity makes a row sum non-finite); without `check` the last two are empty."""
+    if not check:
+        return Q.sum(axis=1), np.empty(0), np.empty(0)
     n = Q.shape[0]
-    rowsum = np.empty(n)
-    qr = np.empty(n)
-    qtr = np.empty(n)
-    for i in range(n):
-        qtr[i] = 0.0
-    for i in range(n):
-        acc = 0.0
-        dot = 0.0
-        if check:
-            ri = r[i]
-            for j in range(n):
-                a = Q[i, j]
-                acc += a
-                dot += a * r[j]
-                qtr[j] += ri * a
-        else:
-            for j in range(n):
-                acc += Q[i, j]
-        rowsum[i] = acc
-        qr[i] = dot
+    rowsum, qr, qtr = np.empty(n), np.empty(n), np.zeros(n)
+    for i in range(0, n, block):
+        rows = Q[i:i + block]
+        rowsum[i:i + block] = rows.sum(axis=1)
+        qr[i:i + block] = rows @ r
+        qtr += r[i:i + block] @ rows
     return rowsum, qr, qtr
 
 # %% ../nbs/05_nu_oelm.ipynb #e07566bb
@@ -181,14 +168,9 @@ class _Options(NamedTuple):
     large_s: int
 
 # %% ../nbs/05_nu_oelm.ipynb #66cb8b94
-@njit(cache=True)
 def _diag_shift(Q, has_eq):
     "The shift c of $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top$: the mean of diag Q with the equality, else 0."
-    n = Q.shape[0]
-    c = 0.0
-    for i in range(n):
-        c += Q[i, i] / n
-    return max(c, 1e-300) if has_eq else 0.0
+    return max(float(np.mean(np.diagonal(Q))), 1e-300) if has_eq else 0.0
 
 
 def _problem(Q, lin, ub, has_eq, total, qub):
@@ -793,7 +775,7 @@ def _max_asymmetry(Q, block=256):
 # %% ../nbs/05_nu_oelm.ipynb #ca4496c1
 def _compile_notice(stream=None):
     "One line on stderr before the active-set solver's first compilation in a process whose numba cache lacks it."
-    return compile_notice('nu_oelm', _active_set_core, 'the nu-OELM/OELM active-set solver', 12, stream)
+    return compile_notice('nu_oelm', _active_set_core, 'the nu-OELM/OELM active-set solver', 11, stream)
 
 # %% ../nbs/05_nu_oelm.ipynb #31b1295f
 def _gram_checked(Q, name='Q', check=True, psd=True):
@@ -1300,12 +1282,25 @@ def _fold_seed(random_state):
     random state (as `CalibratedClassifierCV`'s default folds do not)."""
     return int(check_random_state(0 if random_state is None else random_state).randint(2 ** 31))
 
+# %% ../nbs/05_nu_oelm.ipynb #61cbf57e
+def _fold_fit_valid(cols, K, T, nu):
+    """Whether a fit at ν on a fold is usable, or fails as a fit does under scikit-learn's `error_score=np.nan`:
+    finite duals and margins, every column's margin ρ above the collapse floor that `_warn_outcome` warns at (which
+    also rules out the negative ρ of an indefinite kernel), and training decisions $K(\\alpha\\circ t)$ not all equal
+    in any column (a collapsed margin, $Q\\alpha \\approx 0$, leaves every point on one constant)."""
+    if not (np.all(np.isfinite(cols.alphas)) and np.all(np.isfinite(cols.rhos))):
+        return False
+    if np.any(cols.rhos <= _RHO_FLAT * nu * max(float(np.max(np.abs(np.diag(K)))), np.finfo(float).tiny)):
+        return False
+    d = K @ (cols.alphas * T)
+    return bool(np.all(np.isfinite(d)) and np.all(np.ptp(d, axis=0) > 1e-9 * np.abs(d).max(axis=0)))
+
 # %% ../nbs/05_nu_oelm.ipynb #d78f10a5
 def _fold_scores(est, K, labels, n_folds=5):
     """Out-of-fold decision values for the calibration: on stratified internal folds (as `cross_validated_scores`),
     the fitted problem (ν clamped to the fold's limit, or C; the fold's class weights) solved on the fold's block of
-    the training Gram matrix and scored on the held-out rows, without recomputing the kernel. None when a class
-    has a single sample (no folds)."""
+    the training Gram matrix and scored on the held-out rows, without recomputing the kernel; NaN on the rows of a
+    fold whose ν fit is unusable (`_fold_fit_valid`). None when a class has a single sample (no folds)."""
     T, classes, y_idx = labels
     n, m = T.shape
     n_folds = int(min(n_folds, np.bincount(y_idx).min()))
@@ -1316,20 +1311,25 @@ def _fold_scores(est, K, labels, n_folds=5):
     for tr, te in folds.split(K, y_idx):
         weights = [_side_weights(T[tr, c], est.class_weight, y_idx[tr], classes) for c in range(m)]
         K_tr = K[np.ix_(tr, tr)]
-        cols = _solve_columns(est, K_tr, T[tr], weights, nu=est._fold_penalty(weights, T[tr]))
+        nu = est._fold_penalty(weights, T[tr])
+        cols = _solve_columns(est, K_tr, T[tr], weights, nu=nu)
+        if nu is not None and not _fold_fit_valid(cols, K_tr, T[tr], nu):
+            scores[te] = np.nan
+            continue
         scores[te] = K[np.ix_(te, tr)] @ (cols.alphas * T[tr]) / est._score_scale(cols.rhos, K_tr)
     return scores
 
 # %% ../nbs/05_nu_oelm.ipynb #90fbcb80
 def _fit_calibration(est, K, labels, y):
-    """`calibration_` on the out-of-fold scores (on the training scores when a class has a single sample):
-    `fit_decision_calibration`: the sigmoid for two classes, the multinomial softmax for
-    more."""
+    """`calibration_` by `fit_decision_calibration` (the sigmoid for two classes, the multinomial softmax for more)
+    on the out-of-fold scores of the usable folds; on the training scores when a class has a single sample, or
+    when the usable folds leave a class out."""
     scores = _fold_scores(est, K, labels)
-    if scores is None:
-        scores = K[:, est.support_] @ est.dual_coef_.T
+    keep = np.ones(len(y), bool) if scores is None else np.all(np.isfinite(scores), axis=1)
+    if scores is None or np.unique(labels.y_idx[keep]).size < len(labels.classes):
+        scores, keep = K[:, est.support_] @ est.dual_coef_.T, np.ones(len(y), bool)
     method = 'multinomial' if len(labels.classes) > 2 else 'sigmoid'
-    est.calibration_ = fit_decision_calibration(scores, y, labels.classes, method=method)
+    est.calibration_ = fit_decision_calibration(scores[keep], y[keep], labels.classes, method=method)
 
 # %% ../nbs/05_nu_oelm.ipynb #a2db7047
 def _decision(est, X):
@@ -1716,8 +1716,9 @@ def _fold_kernels(f, X, tr, te):
 
 # %% ../nbs/05_nu_oelm.ipynb #c73ae73c
 def _fold_scores_path(f, X, y, tr, te, grid, scorer):
-    """One fold's held-out score of every ν of `grid` (NaN where ν exceeds the fold's limit), the kernels built
-    once: accuracy from the shared held-out kernel, or `scorer` on the fold's model at that ν."""
+    """One fold's held-out score of every ν of `grid`, the kernels built once: accuracy from the shared held-out
+    kernel, or `scorer` on the fold's model at that ν; NaN where ν exceeds the fold's limit or its fit is unusable
+    (`_fold_fit_valid`: a collapsed margin, non-finite values), as scikit-learn's `error_score=np.nan`."""
     X_tr, (K, layer, H), K_te = _fold_kernels(f, X, tr, te)
     labels = _labels(y[tr])
     m = labels.T.shape[1]
@@ -1729,6 +1730,8 @@ def _fold_scores_path(f, X, y, tr, te, grid, scorer):
             continue
         f.nu_ = float(nu)
         cols = _solve_columns(f, K, labels.T, weights, nu=f.nu_)
+        if not _fold_fit_valid(cols, K, labels.T, f.nu_):
+            continue
         if scorer is None:
             s = K_te @ (cols.alphas * labels.T) / f._score_scale(cols.rhos, K)
             out[j] = np.mean(decode_scores(s[:, 0] if m == 1 else s, labels.classes) == y[te])
@@ -1762,21 +1765,30 @@ def _cv_results(est, X, y, grid):
 
 # %% ../nbs/05_nu_oelm.ipynb #f2cd2867
 def _choose_nu(est, X, y):
-    """The grid, `cv_results_`, the chosen ν (the first of rank 1, as GridSearchCV) and its mean score. With nus=None
-    the grid is `_DEFAULT_NU_FRACTIONS` of the largest ν feasible on all rows."""
+    """The grid, `cv_results_`, the chosen ν (the first of rank 1 among the ν usable on every fold, as GridSearchCV)
+    and its mean score. With nus=None the grid is `_DEFAULT_NU_FRACTIONS` of the largest ν feasible on all rows.
+    When no ν is usable but some are feasible (margins collapse on every fold), the largest feasible one, warned."""
     X, y = _validate_fit(est, X, y, multi_output=False, y_numeric=False)
     if est.kernel == 'precomputed' and X.shape[0] != X.shape[1]:
         raise ValueError("X must be a square (n_samples, n_samples) Gram matrix when kernel='precomputed', "
                          f"got shape {X.shape}")
     labels = _labels(y)
     weights = [_side_weights(t, est.class_weight, labels.y_idx, labels.classes) for t in labels.T.T]
-    grid = _check_nus(est.nus, _nu_limit(weights, labels.T, not isinstance(est.class_weight, dict)))
+    limit = _nu_limit(weights, labels.T, not isinstance(est.class_weight, dict))
+    grid = _check_nus(est.nus, limit)
     results = _cv_results(est, X, y, grid)
-    if np.all(np.isnan(results['mean_test_score'])):
-        raise ValueError(f"every nu of nus={grid.tolist()} is infeasible on some fold (nu must be <= twice the "
-                         "smaller class share): lower nus")
-    best = int(np.argmin(results['rank_test_score']))
-    return grid, results, float(grid[best]), float(results['mean_test_score'][best])
+    if not np.all(np.isnan(results['mean_test_score'])):
+        best = int(np.argmin(results['rank_test_score']))
+        return grid, results, float(grid[best]), float(results['mean_test_score'][best])
+    feasible = np.flatnonzero(grid <= limit * (1 + 1e-12))
+    if feasible.size == 0:
+        raise ValueError(f"every nu of nus={grid.tolist()} is infeasible (nu must be <= twice the smaller class "
+                         f"share = {limit:.4g}): lower nus")
+    best = int(feasible[np.argmax(grid[feasible])])
+    warnings.warn(f"no nu of nus={grid.tolist()} gives a usable fit on every fold (the margin collapses: a feasible "
+                  f"alpha with Q alpha = 0): nu_ is the largest feasible, {grid[best]:.4g}; raise nus, use a kernel "
+                  "of higher rank or set ridge > 0", MarginCollapseWarning, stacklevel=3)
+    return grid, results, float(grid[best]), float('nan')
 
 # %% ../nbs/05_nu_oelm.ipynb #464af6e5
 class _GridHooks:
@@ -1802,7 +1814,8 @@ class NuOELMClassifierCV(_GridHooks, NuOELMClassifier):
     ----------
     nus : array-like or None, default=None
         The grid of ν in (0, 1]; None: (0.05, 0.1, 0.25, 0.4, 0.55, 0.7, 0.85) times the largest feasible ν (twice the
-        smaller class share, at most 1; noisy sets need ν near it). A ν beyond a fold's limit scores NaN, never chosen.
+        smaller class share, at most 1). A ν beyond a fold's limit, or whose fit on a fold collapses (ρ ≈ 0, equal
+        decisions, non-finite values), scores NaN (`error_score=np.nan`), never chosen; if none is left, the largest.
     cv : int or cross-validation splitter, default=5
         An int k: `StratifiedKFold(k)` (unshuffled, as `GridSearchCV`; at most the smallest class count), or any
         splitter. Per split both kernels are built once and every ν is solved on them (cold, see `nu_oelm_path`).
@@ -1816,11 +1829,10 @@ class NuOELMClassifierCV(_GridHooks, NuOELMClassifier):
     ----------
     nu_ : float
         The chosen ν (the first of the highest mean score), lowered to the full set's limit if beyond it.
-    nus_ : ndarray of shape (n_grid,)
-    cv_results_ : dict
-        `GridSearchCV`'s for {'nu': nus}: param_nu, params, split{k}_test_score, mean/std/rank_test_score.
+    nus_, cv_results_ : ndarray of shape (n_grid,); dict
+        The grid; `GridSearchCV`'s results for {'nu': nus}: param_nu, params, split{k}_test_score, mean/std/rank.
     best_score_ : float
-        The mean score of the chosen ν.
+        The mean score of the chosen ν (NaN when no ν is usable on every fold).
     classes_, support_, dual_coef_, ... : as in `NuOELMClassifier`, refitted on all rows at `nu_`.
 
     Examples

@@ -606,12 +606,64 @@ def test_cv_scoring_splitter_and_precomputed():
     nus, split = [0.1, 0.3], KFold(3, shuffle=True, random_state=1)
     peer = _grid_search(dict(random_state=0), X, y, nus, cv=split, scoring='neg_log_loss')
     ours = NuOELMClassifierCV(nus=nus, cv=split, scoring='neg_log_loss', random_state=0).fit(X, y)
-    np.testing.assert_allclose(ours.cv_results_['mean_test_score'], peer.cv_results_['mean_test_score'], rtol=1e-9)
+    for k, (tr, _) in enumerate(split.split(X)):
+        mine, theirs = ours.cv_results_[f'split{k}_test_score'], peer.cv_results_[f'split{k}_test_score']
+        usable = np.isfinite(mine)
+        np.testing.assert_allclose(mine[usable], theirs[usable], rtol=1e-9)
+        for nu in np.asarray(nus)[~usable]:            # NaN only where that fold's fit collapses, as its fit warns
+            with pytest.warns(MarginCollapseWarning, match='collapsed'):
+                NuOELMClassifier(nu=nu, random_state=0).fit(X[tr], y[tr])
+    assert ours.nu_ == peer.best_params_['nu'] == 0.3
     np.testing.assert_allclose(ours.predict_proba(X), peer.predict_proba(X), rtol=1e-9)
-    K = rbf_kernel(X, gamma=0.5)
+    K, nus = rbf_kernel(X, gamma=5.0), [0.3, 0.5]    # (at gamma = 0.5 or nu = 0.1 margins collapse on the folds)
     peer = _grid_search(dict(kernel='precomputed', probability=False), K, y, nus)
     ours = NuOELMClassifierCV(nus=nus, kernel='precomputed', probability=False).fit(K, y)
+    assert np.all(np.isfinite(ours.cv_results_['mean_test_score']))
     np.testing.assert_allclose(ours.cv_results_['mean_test_score'], peer.cv_results_['mean_test_score'], rtol=1e-12)
+
+
+def _duplicated_opposite(seed=0):
+    "80 points, 20 of them twice with opposite labels: Q alpha = 0 is feasible up to nu = 0.4 on all rows."
+    r = np.random.default_rng(seed)
+    X = r.normal(size=(80, 2))
+    y = (X[:, 0] + 0.3 * r.normal(size=80) > 0).astype(int)
+    return np.vstack([X, X[:20]]), np.r_[y, 1 - y[:20]]
+
+
+def test_cv_never_chooses_a_collapsed_nu():
+    """A ν whose margin collapses on a fold scores NaN (scikit-learn's error_score) and is never chosen, even where
+    its arbitrary fit scores better; the fold's own fit warns at exactly those ν."""
+    from sklearn.model_selection import StratifiedKFold
+    X, y = _duplicated_opposite()
+    nus = [0.1, 0.2, 0.3, 0.6, 0.8]
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        peer = _grid_search(dict(probability=False), X, y, nus)
+    ours = NuOELMClassifierCV(nus=nus, probability=False).fit(X, y)
+    collapsed = np.zeros(len(nus), bool)
+    for k, (tr, _) in enumerate(StratifiedKFold(5).split(X, y)):
+        mine = ours.cv_results_[f'split{k}_test_score']
+        for j, nu in enumerate(nus):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter('always')
+                NuOELMClassifier(nu=nu, probability=False).fit(X[tr], y[tr])
+            warned = any(issubclass(w.category, MarginCollapseWarning) for w in caught)
+            assert np.isnan(mine[j]) == warned, (k, nu)
+            collapsed[j] |= warned
+        np.testing.assert_allclose(mine[~np.isnan(mine)], peer.cv_results_[f'split{k}_test_score'][~np.isnan(mine)],
+                                   rtol=1e-12)
+    assert collapsed[:2].all() and not collapsed[-1]
+    assert ours.nu_ in np.asarray(nus)[~collapsed] and np.isfinite(ours.best_score_)
+    assert ours.rho_ > 1e-6 and np.all(np.isfinite(NuOELMClassifierCV(nus=nus).fit(X, y).predict_proba(X)))
+
+
+def test_cv_with_every_nu_collapsed_takes_the_largest_feasible():
+    X, y = _duplicated_opposite()
+    with pytest.warns(MarginCollapseWarning, match='no nu .* usable.*largest feasible'):
+        m = NuOELMClassifierCV(nus=[0.1, 0.2], probability=False).fit(X, y)
+    assert m.nu_ == 0.2 and np.isnan(m.best_score_) and np.all(np.isnan(m.cv_results_['mean_test_score']))
+    with pytest.raises(ValueError, match='infeasible.*lower nus'):
+        NuOELMClassifierCV(nus=[0.5, 0.99], probability=False).fit(X[:60], (np.arange(60) < 10).astype(int))
 
 
 def test_cv_bad_input_keeps_fitted_model():
