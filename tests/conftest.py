@@ -13,7 +13,7 @@
   and the N tests that took most CPU (0: every test); ``--cpu-json FILE`` writes every test's figure to FILE. A
   test's CPU seconds are those of its process and of the child processes it waited for, over setup, call and
   teardown (a session fixture counts in the first test that uses it), plus, for a notebook, its forked process's
-  (``tests/test_notebooks.py`` reports them). On a loaded machine CPU seconds, not wall times, compare runs.
+  (``tests/test_notebooks.py`` reports them). Unlike wall times, they hardly depend on what else the machine runs.
 * The suite runs on every core (pytest-xdist: ``-n auto --dist loadgroup`` in ``pytest.ini``; ``-n 0`` for one
   process). The modules in ``SHARED_FIXTURES`` build something once for all their tests (the docs site, a Dask
   cluster, benchmark results), so each of them runs whole on one worker: ``pytest_xdist_make_scheduler`` below
