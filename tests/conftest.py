@@ -8,7 +8,14 @@
   scikit-learn's estimator checks (``test_sklearn_compatible``, some 2,900 cases) and without the tests marked
   ``@pytest.mark.whole`` (sweeps over a paper's whole grid), which the full run keeps. Most of its time with an
   empty numba cache is compilation: ``NUMBA_CACHE_DIR=<a folder of your own>`` keeps the compiled kernels from one
-  run to the next (only when it is unset does each session get a fresh folder).
+  run to the next (only when it is unset does each session get a fresh folder). Measured with two workers: with
+  a kept cache 152 CPU-s in all (62 and 67 per worker), about 70 s on two free cores, within the loop's 2 minutes;
+  with an empty cache 267 CPU-s (about 130 per worker, so about 2.2 minutes), the extra being compilation.
+* ``--cpu-durations N`` prints, after the run, the CPU seconds summed over all tests, each worker process's own total
+  and the N tests that took most CPU (0: every test); ``--cpu-json FILE`` writes every test's figure to FILE. A
+  test's CPU seconds are those of its process and of the child processes it waited for, over setup, call and
+  teardown (a session fixture counts in the first test that uses it), plus, for a notebook, its forked process's
+  (``tests/test_notebooks.py`` reports them). Unlike wall times, they hardly depend on what else the machine runs.
 * The suite runs on every core (pytest-xdist: ``-n auto --dist loadgroup`` in ``pytest.ini``; ``-n 0`` for one
   process). The modules in ``SHARED_FIXTURES`` build something once for all their tests (the docs site, a Dask
   cluster, benchmark results), so each of them runs whole on one worker: ``pytest_xdist_make_scheduler`` below
@@ -25,7 +32,9 @@
   set, so stale caches never bite. All are set here, before anything imports NumPy or numba, and are inherited by
   the notebook subprocesses.
 """
+import json
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -70,6 +79,10 @@ SHARED_FIXTURES = ('test_docs.py', 'test_distributed.py', 'test_bench.py')
 def pytest_addoption(parser):
     parser.addoption('--slow', action='store_true', default=False,
                      help="also run '#| slow' notebook cells and @pytest.mark.slow tests (or set KELM_NB_SLOW=1)")
+    parser.addoption('--cpu-durations', type=int, default=None, metavar='N',
+                     help='show the N tests that took most CPU seconds (0: all) and the sum over all tests')
+    parser.addoption('--cpu-json', default=None, metavar='FILE',
+                     help="write every test's CPU seconds (setup + call + teardown, children included) to FILE")
     parser.addoption('--fast', action='store_true', default=False,
                      help='only the unit tests: leave out the whole runs (notebooks, docs, fuzz, bench, papers, CLI) '
                           'and the scikit-learn estimator checks')
@@ -159,3 +172,69 @@ def console_script():
 def pytest_unconfigure(config):
     if _OWN_NUMBA_CACHE is not None:
         shutil.rmtree(_OWN_NUMBA_CACHE, ignore_errors=True)
+
+
+def _cpu_now():
+    "CPU seconds of this process and of its finished (waited-for) child processes."
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    item._kelm_cpu_mark = _cpu_now()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Each phase's report carries ``cpu_s``: the CPU seconds this process and its finished children spent in it.
+
+    A fixture whose child process already reported its CPU seconds as the test's ``cpu_s`` property (the notebook
+    runner) adds them to ``config._kelm_cpu_counted`` before that child is reaped, so they count once."""
+    outcome = yield
+    now = _cpu_now()
+    counted = item.config.__dict__.pop('_kelm_cpu_counted', 0.0)
+    before = getattr(item, '_kelm_cpu_mark', now)
+    item._kelm_cpu_mark = now
+    rep = outcome.get_result()
+    rep.cpu_s = round(now - before - counted, 3)
+    rep.cpu_worker = os.environ.get('PYTEST_XDIST_WORKER', 'main')
+
+
+_CPU = {}
+_WORKER_CPU = {}
+
+
+def pytest_runtest_logreport(report):
+    "On the controller (or the one process): add up each test's CPU seconds over its phases."
+    cpu = getattr(report, 'cpu_s', None)
+    if cpu is None: return
+    if report.when == 'call': cpu += sum(v for k, v in report.user_properties if k == 'cpu_s')
+    entry = _CPU.setdefault(report.nodeid, dict(cpu_s=0.0, wall_s=0.0, worker=report.cpu_worker))
+    entry['cpu_s'] = round(entry['cpu_s'] + cpu, 3)
+    entry['wall_s'] = round(entry['wall_s'] + report.duration, 3)
+
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, 'workeroutput'): session.config.workeroutput['kelm_cpu_s'] = _cpu_now()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    if 'kelm_cpu_s' in getattr(node, 'workeroutput', {}):
+        _WORKER_CPU[node.gateway.id] = round(node.workeroutput['kelm_cpu_s'], 1)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    "With --cpu-durations N: the sum of the tests' CPU seconds, each worker's, and the N tests that took most."
+    top, path = config.getoption('--cpu-durations'), config.getoption('--cpu-json')
+    if not _WORKER_CPU: _WORKER_CPU['main'] = round(_cpu_now(), 1)
+    if path: Path(path).write_text(json.dumps(dict(tests=_CPU, workers=_WORKER_CPU), indent=1))
+    if top is None or not _CPU: return
+    rows = sorted(_CPU.items(), key=lambda kv: -kv[1]['cpu_s'])
+    total = sum(v['cpu_s'] for _, v in rows)
+    workers = ', '.join(f'{k} {v:.1f}' for k, v in sorted(_WORKER_CPU.items()))
+    terminalreporter.write_sep('=', f'CPU seconds: {total:.1f} in {len(rows)} tests; whole processes: {workers}')
+    for nodeid, v in (rows if top == 0 else rows[:top]):
+        terminalreporter.write_line(f"{v['cpu_s']:8.1f} CPU-s {v['wall_s']:8.1f} s  {v['worker']:5}  {nodeid}")
