@@ -440,6 +440,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                      'kelm_nb.experiments._scorer': ('experiments.html#_scorer', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments._split_job': ('experiments.html#_split_job', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments._spread': ('experiments.html#_spread', 'kelm_nb/experiments.py'),
+                                     'kelm_nb.experiments._tick': ('experiments.html#_tick', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments._timed': ('experiments.html#_timed', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments._unprefix': ('experiments.html#_unprefix', 'kelm_nb/experiments.py'),
                                      'kelm_nb.experiments._wrap': ('experiments.html#_wrap', 'kelm_nb/experiments.py'),

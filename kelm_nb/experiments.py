@@ -20,6 +20,7 @@ import os
 import re
 import statistics
 import sys
+import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -618,6 +619,7 @@ class _ProgressLine:
         self.tty = bool(getattr(file, 'isatty', lambda: False)())
         self.total = self.done = self.stored = 0
         self.start = self.last = time.monotonic()
+        self.lock = threading.Lock()      # the ticker thread prints too
 
     def text(self):
         elapsed = time.monotonic() - self.start
@@ -628,12 +630,21 @@ class _ProgressLine:
 
     def update(self, total=0, done=0, stored=0, final=False):
         "Count tasks submitted / finished / found in the store; print when `interval` has passed (or `final`)."
-        self.total, self.done, self.stored = self.total + total, self.done + done, self.stored + stored
-        now = time.monotonic()
-        if final or now - self.last >= (0.5 if self.tty else self.interval):
-            self.last = now
-            end = '\n' if final or not self.tty else ''
-            print(('\r' if self.tty else '') + self.text(), end=end, file=self.file, flush=True)
+        with self.lock:
+            self.total, self.done, self.stored = self.total + total, self.done + done, self.stored + stored
+            now = time.monotonic()
+            if final or now - self.last >= (0.5 if self.tty else self.interval):
+                self.last = now
+                end = '\n' if final or not self.tty else ''
+                print(('\r' if self.tty else '') + self.text(), end=end, file=self.file, flush=True)
+
+# %% ../nbs/01_experiments.ipynb #bb108939
+def _tick(line, stop):
+    "Print `line` every `line.interval` seconds (at least 1 s; 0.5 s on a terminal) until `stop` is set."
+    period = 0.5 if line.tty else max(line.interval, 1.0)
+    while not stop.wait(period):
+        line.update()
+
 
 # %% ../nbs/01_experiments.ipynb #d461d509
 _PROGRESS = None   # the `_ProgressLine` of the active `task_progress`, if any
@@ -642,8 +653,8 @@ _PROGRESS = None   # the `_ProgressLine` of the active `task_progress`, if any
 def task_progress(label, file=None, interval=5.0):
     """Within the block, every `run_tasks` call counts into one progress line on `file` (standard error by default):
     tasks done / submitted so far, how many came from the store, elapsed time and an ETA from the rate so far. On a
-    terminal the line is redrawn in place; otherwise a plain line is printed every `interval` seconds, and once at
-    the end. The per-call bars of `run_tasks` are off inside the block.
+    terminal the line is redrawn in place; otherwise a plain line is printed every `interval` seconds (also while one
+    long task runs: a ticker thread prints it), and once at the end. The per-call bars of `run_tasks` are off inside the block.
 
     Parameters
     ----------
@@ -655,11 +666,16 @@ def task_progress(label, file=None, interval=5.0):
         Seconds between lines when `file` is not a terminal.
     """
     global _PROGRESS
-    saved, _PROGRESS = _PROGRESS, _ProgressLine(str(label), file or sys.stderr, float(interval))
+    line = _ProgressLine(str(label), file or sys.stderr, float(interval))
+    saved, _PROGRESS, stop = _PROGRESS, line, threading.Event()
+    ticker = threading.Thread(target=_tick, args=(line, stop), daemon=True)
+    ticker.start()
     try:
-        yield _PROGRESS
+        yield line
     finally:
-        _PROGRESS.update(final=True)
+        stop.set()
+        ticker.join()
+        line.update(final=True)
         _PROGRESS = saved
 
 # %% ../nbs/01_experiments.ipynb #bb9f0f61
