@@ -10,6 +10,7 @@ __all__ = ['OPTIONAL', 'load_reproduce', 'optional_dependencies', 'save_items', 
 # %% ../nbs/09_cli.ipynb #75431dc6
 import argparse
 import contextlib
+import functools
 import html
 import importlib
 import importlib.util
@@ -360,7 +361,7 @@ def _run_paper(key, func, args, n_jobs, out):
     start = time.perf_counter()
     try:
         if n_jobs != 1 and getattr(args, 'scheduler', None) in (None, 'local'):
-            _warm_for_workers(_paper_estimators(key))
+            _warm_for_workers(_paper_estimators(key), _paper_warm_up(key))
         store = out / '.tasks' / key if out is not None else None
         progress = task_progress(key) if not args.no_progress else contextlib.nullcontext()
         with task_store(store), progress:
@@ -496,21 +497,29 @@ def _paper_estimators(key):
     except ImportError: return []
     return [name for name in kelm_nb.__all__ if name in vars(module)]
 
+def _paper_warm_up(key):
+    "Paper `key`'s own `warm_up` (it compiles what the paper's tasks need beyond its estimators' defaults), or None."
+    try: module = importlib.import_module(_papers()[key].module)
+    except ImportError: return None
+    return getattr(module, 'warm_up', None)
+
 # %% ../nbs/09_cli.ipynb #033bde8b
-def _warm_for_workers(names):
-    "Warm up the estimators `names` in this process (as `kelm-nb warmup` does), one line on stderr; returns seconds."
+def _warm_for_workers(names, warm_up=None):
+    """Warm up the estimators `names` in this process (as `kelm-nb warmup` does), then call the paper's `warm_up` if
+    given; one line on stderr; returns seconds."""
     import warnings
-    if not names: return 0.0
+    if not names and warm_up is None: return 0.0
     start = time.perf_counter()
     data = _warmup_data()
-    for name in names:
+    for step in [functools.partial(_warm, name, *data) for name in names] + ([warm_up] if warm_up else []):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter('ignore')
-                _warm(name, *data)
+                step()
         except Exception: pass                     # the paper's own run reports what fails
     took = time.perf_counter() - start
-    print(f"compiled for the worker processes: {', '.join(names)} ({took:.1f} s)", file=sys.stderr, flush=True)
+    what = ', '.join(list(names) + ([f'{warm_up.__module__}.warm_up'] if warm_up else []))
+    print(f"compiled for the worker processes: {what} ({took:.1f} s)", file=sys.stderr, flush=True)
     return took
 
 # %% ../nbs/09_cli.ipynb #e38058b7

@@ -103,6 +103,22 @@ def test_reproduce_with_workers_warms_up_the_papers_estimators_first(fake_papers
     assert main(['reproduce', 'good2020', '--no-progress']) == 0   # one process: it compiles what it uses
     assert warmed == ['ELMRegressor'] and 'compiled for' not in capsys.readouterr().err
 
+def test_reproduce_with_workers_calls_the_papers_warm_up(fake_papers, capsys, monkeypatch):
+    "A paper module's own `warm_up` runs here once before its tasks go to worker processes; not without workers."
+    called = []
+    monkeypatch.setattr(sys.modules['kelm_nb.papers.good2020'], 'warm_up', lambda: called.append(1), raising=False)
+    assert main(['reproduce', 'good2020', '--n-jobs', '2', '--no-progress']) == 0
+    assert called == [1] and '.warm_up' in capsys.readouterr().err
+    assert main(['reproduce', 'good2020', '--no-progress']) == 0
+    assert called == [1]
+
+
+def test_the_papers_warm_ups():
+    from kelm_nb.papers import frenay2011, li2014
+    assert cli._paper_warm_up('li2014') is li2014.warm_up and cli._paper_warm_up('frenay2011') is frenay2011.warm_up
+    assert cli._paper_warm_up('zhu2014') is None
+
+
 @pytest.mark.parametrize('key', ['missing2020', 'empty2020'])
 def test_reproduce_missing_paper(fake_papers, capsys, key):
     assert main(['reproduce', key]) == 1

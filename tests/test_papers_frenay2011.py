@@ -217,3 +217,31 @@ def test_reproduce_signature():
     params = inspect.signature(F.reproduce).parameters
     for name, default in (('full', False), ('n_jobs', 1), ('random_state', 0)):
         assert params[name].default == default
+
+
+def test_precomputed_svr_is_svr_without_its_checks(capfd):
+    "The grid search's LIBSVM calls give SVR's predictions and capped flag bit for bit, and print nothing."
+    from sklearn.svm import _libsvm
+    X, y = F.frenay_data('cpu')
+    Xs, ys, *_ = F._standardised('elm', X, y)
+    _libsvm.set_verbosity_wrap(1)                    # as a verbose SVR elsewhere in the process would leave it
+    capped_seen = set()
+    for kernel, value in (('elm', 0.1), ('gaussian', 0.3)):
+        K, Kv = F._gram(kernel, value, Xs[:150]), F._gram(kernel, value, Xs[150:], Xs[:150])
+        for C in (0.01, 10.0, 1000.0):
+            for max_iter in (50, 10 ** 5):
+                pred, capped = F._precomputed_svr(K, ys[:150].copy(), Kv, C, 0.01, max_iter)
+                svr = F._quiet_fit(SVR(kernel='precomputed', C=C, epsilon=0.01, max_iter=max_iter), K, ys[:150])
+                np.testing.assert_array_equal(pred, svr.predict(Kv))
+                assert capped == (svr.fit_status_ == 1)
+                capped_seen.add(capped)
+    assert capped_seen == {True, False}
+    assert capfd.readouterr().out == ''
+
+
+def test_mse_is_sklearns_to_the_bit():
+    from sklearn.metrics import mean_squared_error
+    rng = np.random.default_rng(1)
+    for n in (1, 2, 7, 8, 9, 127, 128, 129, 1000):
+        a, b = rng.normal(size=n) * 1e3, rng.normal(size=n)
+        assert F._mse(a, b) == mean_squared_error(a, b)

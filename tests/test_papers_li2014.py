@@ -1,4 +1,5 @@
 """kelm_nb.papers.li2014 on a plain install: its figures need no pandas (pandas is not a runtime requirement)."""
+import numpy as np
 import pytest
 
 from kelm_nb.experiments import Table
@@ -138,3 +139,28 @@ def test_verdict_differences_show_no_rounding_noise():
         split['sk']['tsa'] = split['mkl_cv']['tsa'] + 1e-13              # equal up to rounding
     row = {r['row']: r for r in L.mkl_verdict_table(raw).records()}['Thyroid: mkl_cv - sk']
     assert row['difference'] == 0.0 and row['p_paired_t'] == 1.0
+
+
+def test_waveform_bayes_error_in_row_blocks_equals_the_formula_on_all_rows():
+    "The Monte Carlo estimate computed in blocks of rows is the one computed on all rows at once."
+    from scipy.special import logsumexp
+    from kelm_nb.papers import li2014 as L
+    n, n_grid = 20_000, 51                     # three blocks
+    err, se = L.waveform_bayes_error(n=n, n_grid=n_grid, random_state=3)
+    h1, h2, h3 = L._waveform_bases()
+    pairs = ((h1, h2), (h1, h3), (h2, h3))
+    rng = np.random.default_rng(3)
+    c, u = rng.integers(0, 3, n), rng.random(n)
+    X = (u[:, None] * np.stack([pairs[k][0] for k in c]) + (1 - u[:, None]) * np.stack([pairs[k][1] for k in c])
+         + rng.normal(size=(n, 21)))
+    grid = np.linspace(0.0, 1.0, n_grid)
+    log_w = np.log(np.r_[0.5, np.ones(n_grid - 2), 0.5] / (n_grid - 1))
+    log_dens = np.empty((n, 3))
+    for k, (a, b) in enumerate(pairs):
+        means = grid[:, None] * a + (1 - grid[:, None]) * b
+        d2 = (X ** 2).sum(1)[:, None] - 2 * X @ means.T + (means ** 2).sum(1)[None]
+        log_dens[:, k] = logsumexp(-0.5 * d2 + log_w, axis=1)
+    post = np.exp(log_dens - logsumexp(log_dens, axis=1, keepdims=True))
+    ref = np.minimum(post, 1 - post)
+    np.testing.assert_allclose(err, ref.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(se, ref.std(axis=0, ddof=1) / np.sqrt(n), rtol=1e-12)

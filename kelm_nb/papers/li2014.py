@@ -11,7 +11,7 @@ __all__ = ['PAPER_KERNELS', 'PAPER_T1', 'PAPER_NAMES', 'PAPER_T2', 'PAPER_T3', '
            'write_records', 'read_records', 'per_split_from_store', 'gap_variant_split', 'gap_variant_accuracies',
            'gap_variants_table', 'table3', 'mkl_help_table', 'mkl_verdict_table', 'feature_group_rbf', 'table4',
            'timing_vs_samples', 'timing_vs_kernels', 'timing_vs_classes', 'plot_timings', 'solver_speed_table',
-           'RecordingBank', 'newton_floor', 'reproduce']
+           'RecordingBank', 'newton_floor', 'warm_up', 'reproduce']
 
 # %% ../../nbs/papers/06_li2014.ipynb #61625f2f
 import time
@@ -170,8 +170,10 @@ def waveform_bayes_error(n=100_000, n_grid=201, random_state=0):
     log_dens = np.empty((n, 3))
     for k, (a, b) in enumerate(pairs):
         means = grid[:, None] * a + (1 - grid[:, None]) * b                       # (n_grid, 21)
-        d2 = (X ** 2).sum(1)[:, None] - 2 * X @ means.T + (means ** 2).sum(1)[None]
-        log_dens[:, k] = logsumexp(-0.5 * d2 + log_w, axis=1)
+        for rows in np.array_split(np.arange(n), -(-n // 8192)):                 # blocks of (8192, n_grid) in cache
+            Xr = X[rows[0]:rows[-1] + 1]
+            d2 = (Xr ** 2).sum(1)[:, None] - 2 * Xr @ means.T + (means ** 2).sum(1)[None]
+            log_dens[rows, k] = logsumexp(-0.5 * d2 + log_w, axis=1)
     post = np.exp(log_dens - logsumexp(log_dens, axis=1, keepdims=True))
     err = np.minimum(post, 1 - post)
     return err.mean(axis=0), err.std(axis=0, ddof=1) / np.sqrt(n)
@@ -1651,6 +1653,22 @@ def _mkl_scale_case(quick=False):
                 'silp_factorizations': r_peer.n_factorizations}
     return BenchCase(ours=lambda: newton_mkl(bank, T, C=1.0, eps=1e-4), peer=lambda: silp_mkl(bank, T, C=1.0, eps=1e-4),
                      quality=quality, repeats=1 if quick else 5, threads=1)
+
+# %% ../../nbs/papers/06_li2014.ipynb #bea4d9ba
+def warm_up():
+    """Compile (and cache) in this process the numba kernels `run_split` calls, so that parallel workers load them from
+    numba's cache instead of each compiling them.
+
+    Returns
+    -------
+    None
+    """
+    X = np.random.default_rng(0).normal(size=(1100, 3))
+    for A in (X[:20], X):
+        _, diags = kernel_matrices(list(PAPER_KERNELS), A)
+        kernel_matrices(list(PAPER_KERNELS), A[:10], A, train_diags=diags)
+    ELMClassifier(10, C=None, fit_intercept=False, weight_range=(-1.0, 1.0), hidden_layer='random',
+                  random_state=0).fit(X[:20], X[:20, 0] > 0)
 
 # %% ../../nbs/papers/06_li2014.ipynb #4e99c70e
 def reproduce(full=False, n_jobs=1, random_state=0):
