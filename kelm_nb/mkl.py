@@ -1266,11 +1266,13 @@ def _active_set_loop(H, c, z, thresh, max_iter):
                 F[f], f = i, f + 1
         K, r = _kkt_system(H, c, F, f)
         sol = _kkt_solve(K, r)
+        inside = True
         for a in range(f):                       # the first weight to reach 0 on the way to sol[:f] (if any < 0)
+            inside = inside and sol[a] >= 0      # False for a NaN too
             step = sol[a] - z[F[a]]
             if step < 0 and z[F[a]] / -step < best:
                 k, best = a, z[F[a]] / -step
-        if sol[:f].min() >= 0:                   # move there, and test the multipliers of z >= 0
+        if inside:                               # move there, and test the multipliers of z >= 0
             for i in range(m):
                 z[i] = 0.0
             for a in range(f):
@@ -1369,13 +1371,17 @@ def _face_step(M, g, t, shift):
     for i in range(f):
         for k in range(f):
             c[i] -= M[i, k] * t[k]
-    step = _active_set(M, c, t, 1e-12, 0) - t
-    slope = 0.0
+    step = _active_set(M, c, t, 1e-12, 10 * f + 10)   # a computed max_iter: no literal-typed specialisation
+    slope, j = 0.0, 0
     for i in range(f):
+        step[i] -= t[i]
         slope += g[i] * step[i]
+        if g[i] < g[j]:
+            j = i
     if slope >= 0:                           # no descent from the model (rounding): Frank-Wolfe direction
-        step = -t
-        step[np.argmin(g)] += 1.0
+        for i in range(f):
+            step[i] = -t[i]
+        step[j] += 1.0
     return step
 
 # %% ../nbs/06_mkl.ipynb #0b67cbbc
