@@ -1154,7 +1154,7 @@ def silp_mkl(kernels, T, C=None, *, fit_intercept=False, sample_weight=None, eps
     return prob.result(theta, ev, q, it, converged, history, gap if prob.m > 1 else 0.0, 'silp')
 
 # %% ../nbs/06_mkl.ipynb #48da25a0
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _lu_solve(K, r):
     """Gaussian elimination with partial pivoting of the small system K x = r, on copies: (x, False where a pivot is
     exactly 0, as LAPACK's gesv reports a singular matrix)."""
@@ -1204,7 +1204,7 @@ def _kkt_solve(K, r):
 # %% ../nbs/06_mkl.ipynb #46b2963a
 _QP_WARM_SUPPORT = 8   # a start with more weights than this is replaced by the best vertex (fewer active-set changes)
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _qp_start(H, c, z0):
     """The first iterate of `simplex_qp`: a copy of the warm start z0 if it has few weights, else (or for an empty
     z0, no warm start) the vertex of least objective."""
@@ -1237,7 +1237,7 @@ def _check_qp(H, c):
 
 
 # %% ../nbs/06_mkl.ipynb #619e49b7
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _kkt_system(H, c, F, f):
     "The KKT system of the face F[:f] (free weights) of min 1/2 z^T H z + c^T z on the simplex: (K, r)."
     K, r = np.empty((f + 1, f + 1)), np.empty(f + 1)
@@ -1250,7 +1250,7 @@ def _kkt_system(H, c, F, f):
     return K, r
 
 # %% ../nbs/06_mkl.ipynb #46603209
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _active_set_loop(H, c, z, thresh, max_iter):
     """The compiled loop of `_active_set` from the feasible z (C-contiguous float64 H, c, z; z is updated): solve
     the KKT system of the free weights F; a negative weight moves the point to the face's boundary and leaves, a
@@ -1266,11 +1266,13 @@ def _active_set_loop(H, c, z, thresh, max_iter):
                 F[f], f = i, f + 1
         K, r = _kkt_system(H, c, F, f)
         sol = _kkt_solve(K, r)
+        inside = True
         for a in range(f):                       # the first weight to reach 0 on the way to sol[:f] (if any < 0)
+            inside = inside and sol[a] >= 0      # False for a NaN too
             step = sol[a] - z[F[a]]
             if step < 0 and z[F[a]] / -step < best:
                 k, best = a, z[F[a]] / -step
-        if sol[:f].min() >= 0:                   # move there, and test the multipliers of z >= 0
+        if inside:                               # move there, and test the multipliers of z >= 0
             for i in range(m):
                 z[i] = 0.0
             for a in range(f):
@@ -1295,7 +1297,7 @@ def _active_set_loop(H, c, z, thresh, max_iter):
     return z
 
 # %% ../nbs/06_mkl.ipynb #30ae1f30
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _active_set(H, c, z0, tol, max_iter):
     """The active-set method of `simplex_qp` on checked C-contiguous float64 H, c and z0 (size 0: no warm start;
     `max_iter` 0: 10 m + 10): the start (`_qp_start`), the multiplier threshold relative to the largest |H_ii| and
@@ -1339,7 +1341,7 @@ def simplex_qp(H, c, z0=None, tol=1e-12, max_iter=None):
     z0 = np.zeros(0) if z0 is None else np.ascontiguousarray(z0, dtype=np.float64).ravel()
     if z0.size not in (0, c.size):
         raise ValueError(f"z0 must have {c.size} weights like c, got {z0.size}")
-    compile_notice('mkl_active_set', _active_set, 'the MKL kernel-weight solver', 6)
+    compile_notice('mkl_active_set', _active_set, 'the MKL kernel-weight solver', 4)
     return _active_set(np.ascontiguousarray(H), np.ascontiguousarray(c), z0, float(tol), int(max_iter or 0))
 
 # %% ../nbs/06_mkl.ipynb #bdf143b2
@@ -1369,13 +1371,17 @@ def _face_step(M, g, t, shift):
     for i in range(f):
         for k in range(f):
             c[i] -= M[i, k] * t[k]
-    step = _active_set(M, c, t, 1e-12, 0) - t
-    slope = 0.0
+    step = _active_set(M, c, t, 1e-12, 10 * f + 10)   # a computed max_iter: no literal-typed specialisation
+    slope, j = 0.0, 0
     for i in range(f):
+        step[i] -= t[i]
         slope += g[i] * step[i]
+        if g[i] < g[j]:
+            j = i
     if slope >= 0:                           # no descent from the model (rounding): Frank-Wolfe direction
-        step = -t
-        step[np.argmin(g)] += 1.0
+        for i in range(f):
+            step[i] = -t[i]
+        step[j] += 1.0
     return step
 
 # %% ../nbs/06_mkl.ipynb #0b67cbbc
@@ -1391,7 +1397,7 @@ def _newton_step(prob, ev, theta, g, B, index, power):
     w = _SYEVD(M, compute_v=0, lower=1)[0]          # LAPACK directly: NumPy's checks cost more than the 5-20 weights
     low, high = w[0], w[-1]
     d = np.zeros_like(theta)
-    compile_notice('mkl_active_set', _face_step, 'the MKL kernel-weight solver', 6)
+    compile_notice('mkl_active_set', _face_step, 'the MKL kernel-weight solver', 4)
     d[index] = _face_step(M, g, theta[index], max(-low, 0.0) + 1e-12 * max(high, 1e-300))
     return d
 
