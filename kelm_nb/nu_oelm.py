@@ -35,11 +35,13 @@ _FASTSUM = {'reassoc', 'nsz', 'contract', 'arcp'}   # sums may be reordered (vec
 # the solver's inner kernels run only inside the jitted solver: no Python entry point (converting its named
 # tuples costs most of a kernel's compile time) and no cache file of their own (the solver's cached code
 # contains them); its phases, each called from one place, are inlined into their caller, so that numba compiles
-# and optimises them once rather than again inside each caller's code
+# and optimises them once rather than again inside each caller's code; a kernel with one caller that is compiled
+# on its own (`_chol_delete`, `_chol_append`, `_forward_substitute`) is inlined too, saving its own compilation: it
+# is then compiled with its caller's fastmath flags, so those callers carry the kernel's flags
 _INNER = {'no_cpython_wrapper': True, 'no_cfunc_wrapper': True}
 
 
-@njit(fastmath=_FASTSUM, **_INNER)
+@njit(fastmath=_FASTSUM, inline='always', **_INNER)
 def _chol_append(Lf, s, acol, adiag):
     """Append row `s` to the Cholesky factor `Lf[:s, :s]` of A, with `acol` = $A_{S,new}$ and `adiag` = $A_{new,new}$.
     Returns the new pivot squared $d_2$; the caller keeps the row (setting `Lf[s, s]` $=\\sqrt{d_2}$) only if $d_2$ is
@@ -55,7 +57,7 @@ def _chol_append(Lf, s, acol, adiag):
     return d2
 
 # %% ../nbs/05_nu_oelm.ipynb #9b37281a
-@njit(**_INNER)
+@njit(inline='always', **_INNER)
 def _chol_delete(Lf, s, pos, x, y):
     """Remove row and column `pos` from the factor of size `s`: shift the rows up, then Givens rotations restore the
     triangle, applied row by row (each row is contiguous). The same rotations turn the solutions `x`, `y` of
@@ -91,7 +93,7 @@ def _chol_delete(Lf, s, pos, x, y):
         y[r + 1] = -sn * a + c * b
 
 # %% ../nbs/05_nu_oelm.ipynb #4d2c72a8
-@njit(fastmath=_FASTSUM, **_INNER)
+@njit(fastmath=_FASTSUM, inline='always', **_INNER)
 def _forward_substitute(Lf, s, b, out):
     "Solve $L\\mathbf{x} = \\mathbf{b}$ for the leading s×s factor into `out` (`b` is not modified)."
     for i in range(s):
@@ -505,7 +507,7 @@ def _grow_factor(Lf, s, n):
     return L2
 
 # %% ../nbs/05_nu_oelm.ipynb #e4fbefdc
-@njit(**_INNER)
+@njit(fastmath=_FASTSUM, **_INNER)
 def _try_append(Q, c, u, free, Lf, s, j, sing_tol):
     """Append j's row to the factor of $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top$ (eq. 31) if its new pivot is
     clearly positive (above `sing_tol` of its diagonal entry); False leaves the unfinished row s for
@@ -519,7 +521,7 @@ def _try_append(Q, c, u, free, Lf, s, j, sing_tol):
     return True
 
 # %% ../nbs/05_nu_oelm.ipynb #8669bbac
-@njit(**_INNER)
+@njit(fastmath=_FASTSUM, **_INNER)
 def _factor_solves(Lf, s, gS, has_eq, ones, lu, lv):
     "$\\mathbf{u} = L^{-1}\\mathbf{1}$ (with the equality) into `lu` and $\\mathbf{v} = L^{-1}\\mathbf{g}_S$ into `lv`."
     _forward_substitute(Lf, s, gS, lv)
