@@ -35,11 +35,13 @@ _FASTSUM = {'reassoc', 'nsz', 'contract', 'arcp'}   # sums may be reordered (vec
 # the solver's inner kernels run only inside the jitted solver: no Python entry point (converting its named
 # tuples costs most of a kernel's compile time) and no cache file of their own (the solver's cached code
 # contains them); its phases, each called from one place, are inlined into their caller, so that numba compiles
-# and optimises them once rather than again inside each caller's code
+# and optimises them once rather than again inside each caller's code; a kernel with one caller that is compiled
+# on its own (`_chol_delete`, `_chol_append`, `_forward_substitute`) is inlined too, saving its own compilation: it
+# is then compiled with its caller's fastmath flags, so those callers carry the kernel's flags
 _INNER = {'no_cpython_wrapper': True, 'no_cfunc_wrapper': True}
 
 
-@njit(fastmath=_FASTSUM, **_INNER)
+@njit(fastmath=_FASTSUM, inline='always', **_INNER)
 def _chol_append(Lf, s, acol, adiag):
     """Append row `s` to the Cholesky factor `Lf[:s, :s]` of A, with `acol` = $A_{S,new}$ and `adiag` = $A_{new,new}$.
     Returns the new pivot squared $d_2$; the caller keeps the row (setting `Lf[s, s]` $=\\sqrt{d_2}$) only if $d_2$ is
@@ -55,35 +57,43 @@ def _chol_append(Lf, s, acol, adiag):
     return d2
 
 # %% ../nbs/05_nu_oelm.ipynb #9b37281a
-@njit(**_INNER)
+@njit(inline='always', **_INNER)
 def _chol_delete(Lf, s, pos, x, y):
     """Remove row and column `pos` from the factor of size `s`: shift the rows up, then Givens rotations restore the
     triangle, applied row by row (each row is contiguous). The same rotations turn the solutions `x`, `y` of
     $L\\mathbf{x} = \\mathbf{b}$ into those for the smaller factor and $\\mathbf{b}$ without entry `pos`."""
-    cs = np.empty(max(s - 1 - pos, 0))
-    sns = np.empty(max(s - 1 - pos, 0))
+    cs = np.empty(s - pos)                          # pos < s: never empty
+    sns = np.empty(s - pos)
     for r in range(pos, s - 1):
-        row = Lf[r]
         for k in range(r + 2):
-            row[k] = Lf[r + 1, k]
+            Lf[r, k] = Lf[r + 1, k]
         for q in range(pos, r):                      # the rotations found so far, in order
-            c, sn = cs[q - pos], sns[q - pos]
-            a, b = row[q], row[q + 1]
-            row[q] = c * a + sn * b
-            row[q + 1] = -sn * a + c * b
-        a, b = row[r], row[r + 1]
+            c = cs[q - pos]
+            sn = sns[q - pos]
+            a = Lf[r, q]
+            b = Lf[r, q + 1]
+            Lf[r, q] = c * a + sn * b
+            Lf[r, q + 1] = -sn * a + c * b
+        a = Lf[r, r]
+        b = Lf[r, r + 1]
         h = np.sqrt(a * a + b * b)
-        c, sn = (a / h, b / h) if h != 0.0 else (1.0, 0.0)
-        cs[r - pos], sns[r - pos] = c, sn
-        row[r] = h
-        row[r + 1] = 0.0
-        a, b = x[r], x[r + 1]
-        x[r], x[r + 1] = c * a + sn * b, -sn * a + c * b
-        a, b = y[r], y[r + 1]
-        y[r], y[r + 1] = c * a + sn * b, -sn * a + c * b
+        c = a / h if h != 0.0 else 1.0
+        sn = b / h if h != 0.0 else 0.0
+        cs[r - pos] = c
+        sns[r - pos] = sn
+        Lf[r, r] = h
+        Lf[r, r + 1] = 0.0
+        a = x[r]
+        b = x[r + 1]
+        x[r] = c * a + sn * b
+        x[r + 1] = -sn * a + c * b
+        a = y[r]
+        b = y[r + 1]
+        y[r] = c * a + sn * b
+        y[r + 1] = -sn * a + c * b
 
 # %% ../nbs/05_nu_oelm.ipynb #4d2c72a8
-@njit(fastmath=_FASTSUM, **_INNER)
+@njit(fastmath=_FASTSUM, inline='always', **_INNER)
 def _forward_substitute(Lf, s, b, out):
     "Solve $L\\mathbf{x} = \\mathbf{b}$ for the leading s×s factor into `out` (`b` is not modified)."
     for i in range(s):
@@ -253,11 +263,14 @@ def _start(P, alpha0):
     pending = np.empty(n + 2, np.int64)
     ones = np.empty(n)
     dal = np.empty(n)
+    lu = np.empty(n)
+    lv = np.empty(n)
     # counters are int64 from the start: a literal 0 passed on would make numba compile every callee twice
     npend = np.int64(0)
     suma = 0.0
     for i in range(n):
-        alpha[i] = min(max(alpha0[i], 0.0), ub[i])
+        a = alpha0[i] if not 0.0 > alpha0[i] else 0.0    # min(max(a0, 0), ub) in comparisons: no min/max overloads
+        alpha[i] = ub[i] if ub[i] < a else a
         _update_alpha_status(status, alpha, ub, i)
         if status[i] == _FREE:
             status[i] = _AT_LOWER
@@ -267,10 +280,12 @@ def _start(P, alpha0):
         post[i] = -1
         ones[i] = 1.0
         dal[i] = 0.0
+        lu[i] = 0.0
+        lv[i] = 0.0
         suma += alpha[i]
     g = _initial_gradient(P, alpha)
     work = _Work(alpha, g, status, np.empty(n, np.int64), posS, np.empty(n), dal, np.empty(n, np.int64), post,
-                 pending, np.empty(n), ones, np.empty(n), np.empty(n), np.empty(n), np.zeros(n), np.zeros(n))
+                 pending, np.empty(n), ones, np.empty(n), np.empty(n), np.empty(n), lu, lv)
     return _Start(work, npend, suma)
 
 # %% ../nbs/05_nu_oelm.ipynb #9efa0578
@@ -308,12 +323,16 @@ def _select_entering(g, status, lam, thr, k, pending, viol):
                 m -= 1
             viol[m] = x
             pending[m + 2] = i
-            nbuf = min(nbuf + 1, k)
+            nbuf = nbuf + 1 if nbuf < k else k
     npend = 0
-    for j in (jl, ju) if vl >= vu else (ju, jl):
-        if j >= 0:
-            pending[npend] = j
-            npend += 1
+    if vl < vu:
+        jl, ju = ju, jl
+    if jl >= 0:
+        pending[npend] = jl
+        npend += 1
+    if ju >= 0:
+        pending[npend] = ju
+        npend += 1
     for m in range(nbuf):
         j = pending[m + 2]
         if npend < k and j != jl and j != ju:
@@ -480,14 +499,15 @@ def _grow_factor(Lf, s, n):
     "The factor's storage, doubled (up to n) when the free set fills it."
     if s < Lf.shape[0]:
         return Lf
-    L2 = np.empty((min(n, 2 * s), min(n, 2 * s)))
+    m = 2 * s if 2 * s < n else n
+    L2 = np.empty((m, m))
     for i in range(s):
         for k in range(i + 1):
             L2[i, k] = Lf[i, k]
     return L2
 
 # %% ../nbs/05_nu_oelm.ipynb #e4fbefdc
-@njit(**_INNER)
+@njit(fastmath=_FASTSUM, **_INNER)
 def _try_append(Q, c, u, free, Lf, s, j, sing_tol):
     """Append j's row to the factor of $A = Q_{SS} + c\\mathbf{1}\\mathbf{1}^\\top$ (eq. 31) if its new pivot is
     clearly positive (above `sing_tol` of its diagonal entry); False leaves the unfinished row s for
@@ -501,7 +521,7 @@ def _try_append(Q, c, u, free, Lf, s, j, sing_tol):
     return True
 
 # %% ../nbs/05_nu_oelm.ipynb #8669bbac
-@njit(**_INNER)
+@njit(fastmath=_FASTSUM, **_INNER)
 def _factor_solves(Lf, s, gS, has_eq, ones, lu, lv):
     "$\\mathbf{u} = L^{-1}\\mathbf{1}$ (with the equality) into `lu` and $\\mathbf{v} = L^{-1}\\mathbf{g}_S$ into `lv`."
     _forward_substitute(Lf, s, gS, lv)
@@ -636,9 +656,10 @@ def _equality_multiplier(g, status, free, s):
     gminL = np.inf
     for i in range(g.shape[0]):
         if status[i] == _AT_UPPER:
-            gmaxU = max(gmaxU, g[i])
-        else:
-            gminL = min(gminL, g[i])
+            if g[i] > gmaxU:
+                gmaxU = g[i]
+        elif g[i] < gminL:
+            gminL = g[i]
     if gmaxU == -np.inf:
         return gminL
     if gminL == np.inf:
@@ -655,12 +676,12 @@ def _kkt_gap(g, alpha, ub, lam, has_eq):
     shift = lam if has_eq else 0.0
     for i in range(g.shape[0]):
         if alpha[i] > 0.0:
-            gmax = max(gmax, g[i] - shift)
-        if alpha[i] < ub[i]:
-            gmin = min(gmin, g[i] - shift)
-    if has_eq:
-        return max(gmax - gmin, 0.0) if gmax > -np.inf and gmin < np.inf else 0.0
-    return max(max(gmax, -gmin), 0.0)
+            if g[i] - shift > gmax:
+                gmax = g[i] - shift
+        if alpha[i] < ub[i] and g[i] - shift < gmin:
+            gmin = g[i] - shift
+    gap = (gmax - gmin if gmax > -np.inf and gmin < np.inf else 0.0) if has_eq else (-gmin if -gmin > gmax else gmax)
+    return gap if gap > 0.0 else 0.0
 
 # %% ../nbs/05_nu_oelm.ipynb #b6af05b8
 class ActiveSetResult(NamedTuple):
@@ -704,7 +725,8 @@ def _refresh_gradient(P, W):
     drift = 0.0
     suma = 0.0
     for i in range(gx.shape[0]):
-        drift = max(drift, abs(gx[i] - g[i]))
+        if abs(gx[i] - g[i]) > drift:
+            drift = abs(gx[i] - g[i])
         g[i] = gx[i]
         suma += alpha[i]
     return drift, suma
@@ -720,7 +742,8 @@ def _active_set_core(P, opt, alpha0):
     W, npend = start.work, start.npend
     n = P.Q.shape[0]
     zero = np.int64(0)
-    st = _State(np.empty((min(n, 64), min(n, 64))), zero, zero, zero, start.suma)
+    m = n if n < 64 else 64
+    st = _State(np.empty((m, m)), zero, zero, zero, start.suma)
     lam = 0.0
     n_refresh = 0
     # the arrays of the loop, unpacked once: a field read across a call would take a reference per iteration
@@ -737,7 +760,7 @@ def _active_set_core(P, opt, alpha0):
         thr = opt.tol_rel * abs(lam) + opt.tol_abs if abs(lam) > opt.rho_flat else opt.tol_flat
         # two entering indices (one per bound) while the free set is small; many once it is large, where each outer
         # iteration's O(N |S|) gradient update and O(|S|^2) solves are worth sharing
-        k = 2 if st.s < opt.large_s else min(st.s // 8, 64)
+        k = 2 if st.s < opt.large_s else (st.s // 8 if st.s // 8 < 64 else 64)
         npend = _select_entering(g, status, lam, thr, k, pending, viol)
         if npend == 0 or st.it >= opt.max_iter:
             drift, suma = _refresh_gradient(P, W)
