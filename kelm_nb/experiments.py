@@ -654,7 +654,8 @@ def task_progress(label, file=None, interval=5.0):
     """Within the block, every `run_tasks` call counts into one progress line on `file` (standard error by default):
     tasks done / submitted so far, how many came from the store, elapsed time and an ETA from the rate so far. On a
     terminal the line is redrawn in place; otherwise a plain line is printed every `interval` seconds (also while one
-    long task runs: a ticker thread prints it), and once at the end. The per-call bars of `run_tasks` are off inside the block.
+    long task runs: a ticker thread prints it), and once at the end. The per-call bars of `run_tasks` are off inside
+    the block.
 
     Parameters
     ----------

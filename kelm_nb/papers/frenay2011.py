@@ -1459,6 +1459,10 @@ def warm_up():
     Returns
     -------
     None
+
+    Examples
+    --------
+    >>> warm_up()   # doctest: +SKIP
     """
     X = np.random.default_rng(0).normal(size=(1100, 3))
     _gram('gaussian', 1.0, X[:20]), _gram('gaussian', 1.0, X[1:20], X[:20])
