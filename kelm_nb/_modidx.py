@@ -651,6 +651,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'kelm_nb.kos_elm._ald_run': ('kos_elm.html#_ald_run', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._all_finite': ('kos_elm.html#_all_finite', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._apriori_errors': ('kos_elm.html#_apriori_errors', 'kelm_nb/kos_elm.py'),
+                                 'kelm_nb.kos_elm._as_float': ('kos_elm.html#_as_float', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._backward': ('kos_elm.html#_backward', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._calibrator': ('kos_elm.html#_calibrator', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._check_classes': ('kos_elm.html#_check_classes', 'kelm_nb/kos_elm.py'),
