@@ -51,6 +51,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                              'kelm_nb.cli._non_negative_int': ('cli.html#_non_negative_int', 'kelm_nb/cli.py'),
                              'kelm_nb.cli._paper_estimators': ('cli.html#_paper_estimators', 'kelm_nb/cli.py'),
                              'kelm_nb.cli._paper_key': ('cli.html#_paper_key', 'kelm_nb/cli.py'),
+                             'kelm_nb.cli._paper_module': ('cli.html#_paper_module', 'kelm_nb/cli.py'),
                              'kelm_nb.cli._paper_warm_up': ('cli.html#_paper_warm_up', 'kelm_nb/cli.py'),
                              'kelm_nb.cli._papers': ('cli.html#_papers', 'kelm_nb/cli.py'),
                              'kelm_nb.cli._print_table': ('cli.html#_print_table', 'kelm_nb/cli.py'),

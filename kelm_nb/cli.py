@@ -490,18 +490,20 @@ def cmd_warmup(args):
     return 1 if failed else 0
 
 # %% ../nbs/09_cli.ipynb #2198dce3
+def _paper_module(key):
+    "Paper `key`'s module, or None if it does not load (an optional dependency missing)."
+    try: return importlib.import_module(_papers()[key].module)
+    except ImportError: return None
+
 def _paper_estimators(key):
     "The estimators of the package root that paper `key`'s module imports (its tasks fit them); [] if none loads."
     import kelm_nb
-    try: module = importlib.import_module(_papers()[key].module)
-    except ImportError: return []
-    return [name for name in kelm_nb.__all__ if name in vars(module)]
+    module = _paper_module(key)
+    return [] if module is None else [name for name in kelm_nb.__all__ if name in vars(module)]
 
 def _paper_warm_up(key):
     "Paper `key`'s own `warm_up` (it compiles what the paper's tasks need beyond its estimators' defaults), or None."
-    try: module = importlib.import_module(_papers()[key].module)
-    except ImportError: return None
-    return getattr(module, 'warm_up', None)
+    return getattr(_paper_module(key), 'warm_up', None)
 
 # %% ../nbs/09_cli.ipynb #033bde8b
 def _warm_for_workers(names, warm_up=None):
