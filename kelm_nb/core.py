@@ -503,15 +503,9 @@ def _spd_solve_checked(A, B, overwrite_a):
     if not (overwrite_a and F.flags.f_contiguous and F.flags.writeable):
         F = np.array(A, order='F', dtype=np.result_type(A.dtype, np.float32))
     diagonal = F.diagonal().copy()
-    potrf, = scipy.linalg.get_lapack_funcs(('potrf',), (F,))
-    # OpenBLAS's threaded potrf (0.3.30/0.3.31, the builds NumPy and SciPy ship) segfaults from N = 16000 on two
-    # threads: large factorisations run on one BLAS thread (see "Threads" above)
-    with limit_blas_threads(1 if F.shape[0] >= _THREADED_POTRF_MAX else None):
-        factor, info = potrf(F, lower=True, overwrite_a=True, clean=False)
-    if info == 0:
-        return _finite_solution(scipy.linalg.cho_solve((factor, True), B, check_finite=False))
-    if info < 0:
-        raise ValueError(f"LAPACK potrf rejected argument {-info} (matrix of shape {A.shape}, dtype {A.dtype})")
+    X = _cholesky_solve(F, B)
+    if X is not None:
+        return X
     _restore_after_failed_potrf(F, diagonal)
     warnings.warn("matrix not numerically positive definite (increase regularisation, i.e. lower C); "
                   "falling back to a least-squares solve", IllConditionedWarning, stacklevel=2)
@@ -524,6 +518,20 @@ def _finite_solution(X):
         raise ValueError("the solution of A X = B overflows float64: A is too close to singular at this scale "
                          "(increase the regularisation, i.e. lower C, or rescale)")
     return X
+
+# %% ../nbs/02_core.ipynb #0ab4cbd4
+def _cholesky_solve(F, B):
+    """X of F X = B by the lower Cholesky factor of the Fortran-ordered F, computed in F's memory (LAPACK potrf reads
+    only F's lower triangle); None when F is not numerically positive definite (potrf's info > 0)."""
+    potrf, = scipy.linalg.get_lapack_funcs(('potrf',), (F,))
+    # OpenBLAS's threaded potrf (0.3.30/0.3.31, the builds NumPy and SciPy ship) segfaults from N = 16000 on two
+    # threads: large factorisations run on one BLAS thread (see "Threads" above)
+    with limit_blas_threads(1 if F.shape[0] >= _THREADED_POTRF_MAX else None):
+        factor, info = potrf(F, lower=True, overwrite_a=True, clean=False)
+    if info < 0:
+        raise ValueError(f"LAPACK potrf rejected argument {-info} (matrix of shape {F.shape}, dtype {F.dtype})")
+    return _finite_solution(scipy.linalg.cho_solve((factor, True), B, check_finite=False)) if info == 0 else None
+
 
 # %% ../nbs/02_core.ipynb #a15df08b
 def spd_solve(A, B, *, overwrite_a=False):
@@ -1205,12 +1213,9 @@ def _penalised_gram_solve(ne, C, centered, R):
         G = scipy.linalg.blas.dsyr(float(ne.n), ne.h_mean, a=G, lower=1, overwrite_a=1)
     _check_finite(G, 'the Gram matrix H^T H')
     _check_finite(R, 'the cross moment H^T T')
-    potrf, = scipy.linalg.get_lapack_funcs(('potrf',), (G,))
-    with limit_blas_threads(1 if G.shape[0] >= _THREADED_POTRF_MAX else None):     # as in `spd_solve`
-        factor, info = potrf(_add_to_diagonal(G, 1.0 / C), lower=True, overwrite_a=True, clean=False)
-    if info == 0:
-        return _finite_solution(scipy.linalg.cho_solve((factor, True), R, check_finite=False))
-    return spd_solve(_add_to_diagonal(ne.gram(centered=centered), 1.0 / C), R, overwrite_a=True)
+    beta = _cholesky_solve(_add_to_diagonal(G, 1.0 / C), R)
+    return beta if beta is not None else spd_solve(_add_to_diagonal(ne.gram(centered=centered), 1.0 / C), R,
+                                                    overwrite_a=True)
 
 # %% ../nbs/02_core.ipynb #b6272e2c
 def _ridge_from_normal_equations(ne, C, center='both'):
