@@ -170,10 +170,10 @@ def waveform_bayes_error(n=100_000, n_grid=201, random_state=0):
     log_dens = np.empty((n, 3))
     for k, (a, b) in enumerate(pairs):
         means = grid[:, None] * a + (1 - grid[:, None]) * b                       # (n_grid, 21)
-        for rows in np.array_split(np.arange(n), -(-n // 8192)):                 # blocks of (8192, n_grid) in cache
-            Xr = X[rows[0]:rows[-1] + 1]
+        for start in range(0, n, 8192):                                          # blocks of (8192, n_grid) in cache
+            Xr = X[start:start + 8192]
             d2 = (Xr ** 2).sum(1)[:, None] - 2 * Xr @ means.T + (means ** 2).sum(1)[None]
-            log_dens[rows, k] = logsumexp(-0.5 * d2 + log_w, axis=1)
+            log_dens[start:start + 8192, k] = logsumexp(-0.5 * d2 + log_w, axis=1)
     post = np.exp(log_dens - logsumexp(log_dens, axis=1, keepdims=True))
     err = np.minimum(post, 1 - post)
     return err.mean(axis=0), err.std(axis=0, ddof=1) / np.sqrt(n)
