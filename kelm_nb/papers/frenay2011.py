@@ -379,22 +379,40 @@ def _validation_errors(kernel, values, C, epsilon, max_iter, X, y, folds):
     return scores / len(folds), capped
 
 # %% ../../nbs/papers/03_frenay2011.ipynb #e83106da
-def _cross_test_fold(name, max_rows, kernel, values, C, epsilon, outer, inner, fold, max_iter, random_state):
-    """One outer fold of the cross-test of one kernel row: inner grid search with one Gram matrix per inner fold
-    and kernel value (shared by every (C, ε)), refit of the best model, test predictions. Module-level, so that
+def _inner_fold_scores(name, max_rows, kernel, values, C, epsilon, outer, inner, fold, inner_fold, max_iter,
+                       random_state):
+    """The validation MSE of every (C, ε, value) on one inner fold of one outer fold, and the capped LIBSVM fits: the
+    unit of work of the cross-test's grid search (a dict: scores, capped, seconds). Module-level, so that
     `run_tasks` can run it in parallel and store it."""
     t0 = time.perf_counter()
     X, y = frenay_data(name, max_rows, random_state)
-    train, test = list(KFold(outer, shuffle=True, random_state=random_state).split(X))[fold]
+    train, _ = list(KFold(outer, shuffle=True, random_state=random_state).split(X))[fold]
     X_tr, y_tr = X[train], y[train]
-    folds = list(KFold(inner, shuffle=True, random_state=random_state).split(X_tr))
+    part = list(KFold(inner, shuffle=True, random_state=random_state).split(X_tr))[inner_fold]
     with limit_blas_threads(1):
-        scores, capped = _validation_errors(kernel, values, C, epsilon, max_iter, X_tr, y_tr, folds)
-        i, j, k = np.unravel_index(np.argmin(scores), scores.shape)     # first minimum in (C, ε, value) order
-        model, refit_capped = _refit(kernel, C[i], epsilon[j], values[k], max_iter, X_tr, y_tr)
+        scores, capped = _validation_errors(kernel, values, C, epsilon, max_iter, X_tr, y_tr, [part])
+    return dict(scores=scores, capped=int(capped), seconds=time.perf_counter() - t0)
+
+# %% ../../nbs/papers/03_frenay2011.ipynb #1b47d602
+def _grid_mean(units):
+    """The mean validation MSE over an outer fold's inner folds (`_inner_fold_scores` results, in fold order) and
+    their capped fits."""
+    total = np.zeros_like(units[0]['scores'])
+    for u in units:
+        total += u['scores']
+    return total / len(units), sum(u['capped'] for u in units)
+
+# %% ../../nbs/papers/03_frenay2011.ipynb #7d8a00fb
+def _outer_fold_test(name, max_rows, kernel, C, epsilon, value, outer, fold, max_iter, random_state):
+    """The refit of one outer fold's chosen (C, ε, value) on its training part and its test predictions (a dict: mse,
+    test, pred, capped, seconds). Module-level, so that `run_tasks` can run it in parallel and store it."""
+    t0 = time.perf_counter()
+    X, y = frenay_data(name, max_rows, random_state)
+    train, test = list(KFold(outer, shuffle=True, random_state=random_state).split(X))[fold]
+    with limit_blas_threads(1):
+        model, capped = _refit(kernel, C, epsilon, value, max_iter, X[train], y[train])
         pred = model.predict(X[test])
-    return dict(mse=mean_squared_error(y[test], pred), best=dict(C=C[i], epsilon=epsilon[j], value=values[k]),
-                test=test, pred=pred, capped=int(capped + refit_capped), fits=scores.size * inner + 1,
+    return dict(mse=mean_squared_error(y[test], pred), test=test, pred=pred, capped=int(capped),
                 seconds=time.perf_counter() - t0)
 
 # %% ../../nbs/papers/03_frenay2011.ipynb #6fc01d38
@@ -448,18 +466,42 @@ class KernelRun:
         "The row label of the paper's tables."
         return 'Gaussian kernel' if self.kernel == 'gaussian' else f'σ_w = {self.kernel:.0e}'
 
+# %% ../../nbs/papers/03_frenay2011.ipynb #f6a8e13a
+def _row_kernel(key, protocol):
+    "A row's kernel and the values its grid search tries: ('gaussian', the γ grid) or ('elm', (σ_w,))."
+    return ('gaussian', tuple(protocol['gamma'])) if key == 'gaussian' else ('elm', (float(key),))
+
 # %% ../../nbs/papers/03_frenay2011.ipynb #3b022959
 def _cross_test_tasks(name, protocol, kernels, random_state):
-    "The `_cross_test_fold` tasks of `frenay_cross_tests`: one per kernel row and outer fold (in that order)."
+    "The `_inner_fold_scores` tasks of `frenay_cross_tests`: one per kernel row, outer fold and inner fold (in that order)."
     p = protocol
-    return [(name, p['max_rows'], 'gaussian' if key == 'gaussian' else 'elm',
-             tuple(p['gamma']) if key == 'gaussian' else (float(key),), tuple(p['C']), tuple(p['epsilon']),
-             p['outer'], p['inner'], fold, p['max_iter'], random_state)
-            for key in kernels for fold in range(p['outer'])]
+    return [(name, p['max_rows'], *_row_kernel(key, p), tuple(p['C']), tuple(p['epsilon']), p['outer'], p['inner'],
+             fold, inner_fold, p['max_iter'], random_state)
+            for key in kernels for fold in range(p['outer']) for inner_fold in range(p['inner'])]
+
+# %% ../../nbs/papers/03_frenay2011.ipynb #6f3f7660
+def _outer_fold_results(name, protocol, kernels, units, random_state=0, n_jobs=1, progress=None):
+    """Each (row, outer fold)'s chosen (C, ε, value) from its `_inner_fold_scores` units (the first minimum in (C, ε,
+    value) order), its refit and test predictions (`_outer_fold_test` tasks): one dict per row and outer fold, in
+    that order (mse, best, test, pred, capped, fits, seconds)."""
+    p, per_fold = protocol, protocol['inner']
+    rows = [(key, fold) for key in kernels for fold in range(p['outer'])]
+    chosen, tasks = [], []
+    for r, (key, fold) in enumerate(rows):
+        kernel, values = _row_kernel(key, p)
+        scores, capped = _grid_mean(units[r * per_fold:(r + 1) * per_fold])
+        i, j, k = np.unravel_index(np.argmin(scores), scores.shape)
+        chosen.append((dict(C=p['C'][i], epsilon=p['epsilon'][j], value=values[k]), capped, scores.size * per_fold))
+        tasks.append((name, p['max_rows'], kernel, p['C'][i], p['epsilon'][j], values[k], p['outer'], fold,
+                      p['max_iter'], random_state))
+    tests = run_tasks(_outer_fold_test, tasks, n_jobs=n_jobs, desc=f'refits {name}', progress=progress)
+    return [dict(t, best=best, capped=capped + t['capped'], fits=fits + 1,
+                 seconds=t['seconds'] + sum(u['seconds'] for u in units[r * per_fold:(r + 1) * per_fold]))
+            for r, (t, (best, capped, fits)) in enumerate(zip(tests, chosen))]
 
 # %% ../../nbs/papers/03_frenay2011.ipynb #84e498c8
 def _kernel_run(name, key, folds, n):
-    "A `KernelRun` from the outer-fold results of one kernel row (`_cross_test_fold`), `n` rows in all."
+    "A `KernelRun` from the outer-fold results of one kernel row (`_outer_fold_results`), `n` rows in all."
     errors = np.array([f['mse'] for f in folds])
     mean, ci = mean_ci(errors)
     predictions = np.empty(n)
@@ -474,9 +516,9 @@ def frenay_cross_tests(name, protocol, kernels=None, random_state=0, n_jobs=1, p
     """Cross-test (Sec. 5.1) of SVR with the Gaussian kernel and with the normalised asymptotic ELM kernel for each
     σ_w, on one data set, with the same outer and inner folds for every row (paired results).
 
-    Each fold's Gram matrix is computed once per kernel parameter and shared by the whole (C, ε) grid; every
-    (row, outer fold) is one task of `kelm_nb.experiments.run_tasks` (parallel with `n_jobs`, resumable inside
-    `task_store`).
+    Each fold's Gram matrix is computed once per kernel parameter and shared by the whole (C, ε) grid. Every (row,
+    outer fold, inner fold) is one task of `kelm_nb.experiments.run_tasks` (parallel with `n_jobs`, resumable inside
+    `task_store`), and so is every (row, outer fold)'s refit.
 
     Parameters
     ----------
@@ -505,8 +547,9 @@ def frenay_cross_tests(name, protocol, kernels=None, random_state=0, n_jobs=1, p
     """
     p = protocol
     kernels = protocol_rows(name, p) if kernels is None else list(kernels)
-    tasks = _cross_test_tasks(name, p, kernels, random_state)
-    done = run_tasks(_cross_test_fold, tasks, n_jobs=n_jobs, desc=f'cross-test {name}', progress=progress)
+    units = run_tasks(_inner_fold_scores, _cross_test_tasks(name, p, kernels, random_state), n_jobs=n_jobs,
+                      desc=f'grid search {name}', progress=progress)
+    done = _outer_fold_results(name, p, kernels, units, random_state, n_jobs, progress)
     n = len(frenay_data(name, p['max_rows'], random_state)[1])
     return {key: _kernel_run(name, key, done[r * p['outer']:(r + 1) * p['outer']], n) for r, key in enumerate(kernels)}
 
