@@ -477,7 +477,8 @@ def _row_kernel(key, protocol):
 
 # %% ../../nbs/papers/03_frenay2011.ipynb #3b022959
 def _cross_test_tasks(name, protocol, kernels, random_state):
-    "The `_inner_fold_scores` tasks of `frenay_cross_tests`: one per kernel row, outer fold and inner fold (in that order)."
+    """The `_inner_fold_scores` tasks of `frenay_cross_tests`: one per kernel row, outer fold and inner fold (in that
+    order)."""
     p = protocol
     return [(name, p['max_rows'], *_row_kernel(key, p), tuple(p['C']), tuple(p['epsilon']), p['outer'], p['inner'],
              fold, inner_fold, p['max_iter'], random_state)
