@@ -45,7 +45,7 @@ from tqdm import tqdm
 from .core import limit_blas_threads
 
 # %% auto #0
-__all__ = ['METRICS', 'STORE_FORMAT', 'CASES', 'RESERVED_FIELDS', 'PAPERS', 'nrmse', 'mean_ci', 'ci_cell', 'Table',
+__all__ = ['METRICS', 'STORE_FORMAT', 'CASES', 'RESERVED_FIELDS', 'CLOCKS', 'PAPERS', 'nrmse', 'mean_ci', 'ci_cell', 'Table',
            'ReproductionTable', 'TaskStore', 'task_progress', 'task_store', 'committed_results', 'run_tasks',
            'single_threaded', 'grid_search', 'CrossTestResult', 'cross_test', 'paired_ttest', 'paired_p_values',
            'SplitResults', 'repeated_splits', 'cv_fold_scores', 'defaults_check', 'BenchCase', 'CaseInfo', 'bench_case',
@@ -1291,6 +1291,9 @@ class BenchCase:
         the result gets `floor_s` and `floor_ratio` (ours / floor).
     threads : int or None, default=1
         BLAS threads for every timed call (`threadpoolctl`); None leaves them as configured.
+    clock : {'cpu', 'wall'} or None, default=None
+        The clock the case is judged on: CPU seconds of this process (all its threads) or elapsed seconds. None:
+        'cpu' for a one-thread case, 'wall' otherwise. A case whose work runs in other processes needs 'wall'.
     """
     ours: Callable[[], object]
     peer: Optional[Callable[[], object]]
@@ -1298,6 +1301,7 @@ class BenchCase:
     repeats: int = 5
     floor: Optional[Callable[[], object]] = None
     threads: Optional[int] = 1
+    clock: Optional[str] = None
 
 # %% ../nbs/01_experiments.ipynb #02cbb568
 @dataclass(frozen=True)
@@ -1381,13 +1385,14 @@ def check_target(target, result):
 # %% ../nbs/01_experiments.ipynb #550d10ac
 RESERVED_FIELDS = ('name', 'description', 'target', 'target_met', 'ours_s', 'peer_s', 'floor_s', 'ratio', 'speedup',
                    'floor_ratio', 'ours_min_s', 'ours_max_s', 'peer_min_s', 'peer_max_s', 'floor_min_s',
-                   'floor_max_s', 'repeats', 'threads', 'load_avg', 'quick', 'error')
+                   'floor_max_s', 'repeats', 'threads', 'clock', 'wall_ratio', 'load_avg', 'quick', 'error')
 
 def _timed(fn):
+    "`(wall seconds, CPU seconds of this process, result)` of `fn()`, after a garbage collection."
     gc.collect()
-    start = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
     result = fn()
-    return time.perf_counter() - start, result
+    return time.perf_counter() - wall, time.process_time() - cpu, result
 
 def _clean_number(v):
     "Plain Python scalars for JSON: numpy scalars unwrapped, non-finite floats -> None."
@@ -1398,19 +1403,37 @@ def _clean_number(v):
 # %% ../nbs/01_experiments.ipynb #f174f6f0
 def _interleaved_times(callables, repeats):
     """Time each of `callables` `repeats` times, interleaved and in a rotating order so that a burst of load on a
-    shared machine hits all of them alike; returns the time lists and each one's last result."""
-    times, results = [[] for _ in callables], [None] * len(callables)
+    shared machine hits all of them alike; returns the wall and the CPU time lists and each one's last result."""
+    wall, cpu, results = [[] for _ in callables], [[] for _ in callables], [None] * len(callables)
     for rep in range(repeats):
         for k in range(len(callables)):
             j = (k + rep) % len(callables)
-            t, results[j] = _timed(callables[j])
-            times[j].append(t)
-    return times, results
+            w, c, results[j] = _timed(callables[j])
+            wall[j].append(w)
+            cpu[j].append(c)
+    return wall, cpu, results
 
 def _spread(prefix, times):
     "`{prefix}_s` (median), `{prefix}_min_s`, `{prefix}_max_s` of a time list (all None when it is empty)."
     if not times: return {f'{prefix}_s': None, f'{prefix}_min_s': None, f'{prefix}_max_s': None}
     return {f'{prefix}_s': statistics.median(times), f'{prefix}_min_s': min(times), f'{prefix}_max_s': max(times)}
+
+# %% ../nbs/01_experiments.ipynb #58343248
+CLOCKS = ('cpu', 'wall')
+
+def _case_clock(case):
+    """The clock a `BenchCase` is judged on: its `clock`, or 'cpu' for a one-thread case (other jobs on a shared
+    machine stretch its wall time, not its CPU time) and 'wall' otherwise."""
+    clock = case.clock if case.clock is not None else ('cpu' if case.threads == 1 else 'wall')
+    if clock not in CLOCKS:
+        raise ValueError(f"clock must be one of {CLOCKS} or None, got {case.clock!r}")
+    return clock
+
+# %% ../nbs/01_experiments.ipynb #9da66770
+def _wall_ratio(wall):
+    "Ours over the peer, of the medians of their wall times (the first two lists); None when the peer's is zero."
+    peer = statistics.median(wall[1])
+    return statistics.median(wall[0]) / peer if peer > 0 else None
 
 # %% ../nbs/01_experiments.ipynb #35e3c142
 def run_case(name, quick=False):
@@ -1428,8 +1451,10 @@ def run_case(name, quick=False):
     dict
         `name`, `description`, `target`, `target_met` (judged on the medians), `ours_s`, `peer_s`, `floor_s`
         (medians) with their `_min_s` and `_max_s`, `ratio` (ours/peer), `speedup` (peer/ours), `floor_ratio`
-        (ours/floor), `repeats`, `threads` (BLAS threads, None: as configured), `load_avg` (the machine's one-minute
-        load when the case ends), `quick` and the case's quality figures.
+        (ours/floor), `repeats`, `threads` (BLAS threads, None: as configured), `clock` (the times above are CPU
+        seconds of this process for 'cpu', elapsed seconds for 'wall': `_case_clock`), `wall_ratio` (ours/peer of
+        the wall-time medians), `load_avg` (the machine's one-minute load when the case ends), `quick` and the case's
+        quality figures.
     """
     if name not in CASES:
         raise ValueError(f"name must be one of the registered cases {sorted(CASES)}, got {name!r}")
@@ -1439,10 +1464,12 @@ def run_case(name, quick=False):
         raise TypeError(f"case {name!r} must return a BenchCase, got {type(case).__name__}")
     repeats = int(case.repeats)
     if repeats < 1: raise ValueError(f"repeats of case {name!r} must be >= 1, got {case.repeats!r}")
+    clock = _case_clock(case)
     callables = [f for f in (case.ours, case.peer, case.floor) if f is not None]
     with limit_blas_threads(case.threads):
         for f in callables: f()                        # warm-up: numba compilation, BLAS threads, caches
-        times, results = _interleaved_times(callables, repeats)
+        wall, cpu, results = _interleaved_times(callables, repeats)
+    times = cpu if clock == 'cpu' else wall
     t_ours, r_ours = times[0], results[0]
     t_peer, r_peer = (times[1], results[1]) if case.peer is not None else ([], None)
     t_floor = times[-1] if case.floor is not None else []
@@ -1452,6 +1479,7 @@ def run_case(name, quick=False):
     result.update(ratio=ours_s / peer_s if peer_s else None,
                   speedup=peer_s / ours_s if peer_s and ours_s > 0 else None,
                   floor_ratio=ours_s / floor_s if floor_s else None, repeats=repeats, threads=case.threads,
+                  clock=clock, wall_ratio=_wall_ratio(wall) if case.peer is not None else None,
                   load_avg=os.getloadavg()[0] if hasattr(os, 'getloadavg') else None, quick=bool(quick))
     quality = case.quality(r_ours, r_peer) if case.quality is not None else {}
     for key, value in dict(quality or {}).items():

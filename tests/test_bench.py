@@ -93,9 +93,9 @@ def test_table_output(scratch_registry):
                                                                'floor_ratio', 'threads']
     row = [line for line in out if line.startswith('t_table')]
     assert len(row) == 1 and 'diff=0' in row[0] and 'ratio <= 100' in row[0]
-    # each time as 'median (min-max)', the thread setting in its column
+    # each time as 'median (min-max)', the thread setting and the clock (CPU time: one thread) in its column
     assert len(re.findall(r'\d\S* \(\S+-\S+\)', row[0])) == 3, row[0]
-    assert row[0].split(')')[-1].split()[1] == '1', row[0]
+    assert row[0].split(')')[-1].split()[1:3] == ['1,', 'cpu'], row[0]
     assert 'median (fastest-slowest)' in out[-1]
 
 
