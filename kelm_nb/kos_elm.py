@@ -807,23 +807,30 @@ def _sym_matvec(P, m, v, out):
 # %% ../nbs/07_kos_elm.ipynb #b0a1d004
 @njit(cache=True, fastmath=_FM)
 def _rank_update(P, m, V, first, nb):
-    """P[:m, :m] -= sum_b V[b] V[b]' over the rows b = first .. first + nb - 1 of V, P stored whole: one pass over P
-    per four terms, so that a block of samples writes P once instead of once per sample (exactly symmetric)."""
+    """P[:m, :m] -= sum_b V[b] V[b]' over the rows b = first .. first + nb - 1 of V, P stored whole: the lower
+    triangle takes eight terms per pass (a block of samples writes P once instead of once per sample), then the upper
+    triangle is copied from it (P stays exactly symmetric)."""
+    end = first + nb
     for i in range(m):
         Pi = P[i]
         b = first
-        while b + 4 <= first + nb:
-            V0, V1, V2, V3 = V[b], V[b + 1], V[b + 2], V[b + 3]
-            c0, c1, c2, c3 = V0[i], V1[i], V2[i], V3[i]
-            for j in range(m):
-                Pi[j] -= c0 * V0[j] + c1 * V1[j] + c2 * V2[j] + c3 * V3[j]
-            b += 4
-        while b < first + nb:
+        while b + 8 <= end:
+            V0, V1, V2, V3, V4, V5, V6, V7 = V[b], V[b + 1], V[b + 2], V[b + 3], V[b + 4], V[b + 5], V[b + 6], V[b + 7]
+            c0, c1, c2, c3, c4, c5, c6, c7 = V0[i], V1[i], V2[i], V3[i], V4[i], V5[i], V6[i], V7[i]
+            for j in range(i + 1):
+                Pi[j] -= (c0 * V0[j] + c1 * V1[j] + c2 * V2[j] + c3 * V3[j]) + (c4 * V4[j] + c5 * V5[j] + c6 * V6[j]
+                                                                             + c7 * V7[j])
+            b += 8
+        while b < end:
             Vb = V[b]
             c = Vb[i]
-            for j in range(m):
+            for j in range(i + 1):
                 Pi[j] -= c * Vb[j]
             b += 1
+    if nb:
+        for i in range(m):
+            for j in range(i):
+                P[j, i] = P[i, j]
 
 # %% ../nbs/07_kos_elm.ipynb #b0a1d007
 @njit(cache=True, fastmath=_FM)
@@ -872,6 +879,70 @@ def _ald_frozen_run(X, Y, E, state, config):
     counts[_N_SEEN] += X.shape[0]
     counts[_VERSION] += 1
     return 0
+
+# %% ../nbs/07_kos_elm.ipynb #c5b1a001
+_ALD_ROWS, _ALD_ROW_BLOCK = 256, 16     # the block path: kernel rows per matrix product, samples per P product
+
+
+@njit(cache=True, fastmath=_FM)
+def _ald_block_run(X, Y, E, state, config):
+    """`_ald_frozen_run` in blocks, for batches: the same recursion, with the dense products done by BLAS. The kernel
+    rows of `_ALD_ROWS` samples (the dictionary is fixed) give their l = W k in one matrix product; a block of
+    `_ALD_ROW_BLOCK` samples gets G = [l_t]' P in one product, and sample t of the block corrects its row,
+    u = P l - sum_b (v_b'l) v_b over the block's earlier terms; the block's terms then update P (`_rank_update`).
+    Pending terms of earlier calls are applied first, none are left. P must be m x m (the buffers at the budget).
+    Returns 0, or -1 (nothing changed) when X or Y holds NaN or infinity."""
+    if not _all_finite(X, Y):
+        return -1
+    st, cf = _KOSState(*state), _KOSConfig(*config)
+    D, P, W, B, counts, work = st.D, st.P, st.W, st.V, st.counts, st.work
+    m, n, nblk = counts[_N_DICT], X.shape[0], _ALD_ROW_BLOCK
+    _rank_update(P, m, work, 3, counts[_N_PENDING])
+    DT, WT = np.ascontiguousarray(D[:m].T), np.ascontiguousarray(W[:m, :m].T)
+    Kc, Lc, G, V = np.empty((_ALD_ROWS, m)), np.empty((_ALD_ROWS, m)), np.empty((nblk, m)), np.empty((nblk, m))
+    for c0 in range(0, n, _ALD_ROWS):
+        nc = min(n - c0, _ALD_ROWS)
+        for r in range(nc):
+            _krow_cols(cf.kern, DT, m, X[c0 + r], Kc[r])
+        np.dot(Kc[:nc], WT, Lc[:nc])                              # l = W k, row by row
+        for b0 in range(0, nc, nblk):
+            nb = min(nc - b0, nblk)
+            np.dot(Lc[b0:b0 + nb], P, G[:nb])                     # (P l)' for the block (P symmetric)
+            for r in range(nb):
+                t, l, u = c0 + b0 + r, Lc[b0 + r], G[r]
+                for q in range(r):                                # less the block's earlier terms
+                    Vq = V[q]
+                    s = 0.0
+                    for i in range(m):
+                        s += Vq[i] * l[i]
+                    for i in range(m):
+                        u[i] -= s * Vq[i]
+                lPl = 0.0
+                for i in range(m):
+                    lPl += l[i] * u[i]
+                _apriori_errors(l, m, B, Y, E, t)                 # f(x) = l'beta
+                g = 1.0 / (1.0 + lPl)
+                for o in range(B.shape[1]):
+                    h = E[t, o] * g
+                    for i in range(m):
+                        B[i, o] += u[i] * h
+                sg, Vr = math.sqrt(g), V[r]
+                for i in range(m):
+                    Vr[i] = u[i] * sg
+            _rank_update(P, m, V, 0, nb)
+    counts[_N_PENDING] = 0
+    counts[_N_SEEN] += n
+    counts[_VERSION] += 1
+    return 0
+
+# %% ../nbs/07_kos_elm.ipynb #c5b1a004
+def _ald_budget_path(st, n):
+    """The recursion for n rows of an ALD stream whose dictionary is at its budget (`_freeze`d, `st` its `_KOSState`):
+    `_ald_block_run` for a batch of `_ALD_ROW_BLOCK` rows or more, `_ald_frozen_run` for fewer (a row-by-row stream
+    keeps its pending terms across calls). Returns its key in `_COMPILES` and the function."""
+    if n >= _ALD_ROW_BLOCK and st.P.shape[0] == st.counts[_N_DICT]:
+        return 'ald_block', _ald_block_run
+    return 'ald_budget', _ald_frozen_run
 
 # %% ../nbs/07_kos_elm.ipynb #81fd7b21
 @njit(cache=True, fastmath=_FM)
@@ -1781,13 +1852,14 @@ def _install(est, state, config=None):
 _COMPILES = {_MODE_TABLE1: ('_table1_run', 'the KOS-ELM Table I recursion', 5),
              _MODE_ALD: ('_ald_run', 'the KOS-ELM ALD recursion', 5),
              _MODE_FB: ('_fb_run', 'the KOS-ELM fixed-budget/window recursion', 7),
-             'ald_budget': ('_ald_frozen_run', 'the KOS-ELM ALD recursion at its budget', 3)}
+             'ald_budget': ('_ald_frozen_run', 'the KOS-ELM ALD recursion at its budget', 3),
+             'ald_block': ('_ald_block_run', 'the KOS-ELM ALD recursion at its budget, in blocks', 4)}
 
 
 def _kos_compile_notice(mode, stream=None):
-    """One line on stderr before the first compilation of the recursion `mode` (or 'ald_budget') in a process whose
-    numba cache lacks it (`kelm_nb.jit.compile_notice`; the CPU seconds are typical cold compilations). Returns whether
-    it printed."""
+    """One line on stderr before the first compilation of the recursion `mode` (or another key of `_COMPILES`) in a
+    process whose numba cache lacks it (`kelm_nb.jit.compile_notice`; the CPU seconds are typical cold compilations).
+    Returns whether it printed."""
     name, what, seconds = _COMPILES[_MODE_FB if mode == _MODE_WINDOW else mode]
     return compile_notice(f'kos_elm_{name}', globals()[name], what, seconds, stream)
 
@@ -1815,17 +1887,25 @@ def _grow(est, cap):
                  "use sparsification='ald', 'fb' or 'window' with a budget")
     _install(est, _resized(est._state, cap))
 
+# %% ../nbs/07_kos_elm.ipynb #c5b1a007
+def _ald_at_budget(est, X, T, E):
+    "Rows of an ALD stream at its budget, through `_ald_budget_path`'s recursion (a notice first if it must compile)."
+    key, run = _ald_budget_path(est._state, X.shape[0])
+    _kos_compile_notice(key)
+    return run(X, T, E, est._state_args, est._config_args)
+
+
 # %% ../nbs/07_kos_elm.ipynb #b1289ae9
 def _kos_learn(est, X, T):
     """Fold the batch (X, T) into the state in place; returns its a-priori errors, or None (nothing learnt) when X or T
     holds NaN or infinity, which the recursions check before they start. ALD hands its rows over to
-    `_ald_frozen_run` once the dictionary is at its budget."""
+    `_ald_at_budget` once the dictionary is at its budget."""
     E = np.empty((X.shape[0], T.shape[1]))
     mode = est._config.mode
     if mode == _MODE_ALD:
         st = est._state
         if st.counts[_W_READY]:
-            return None if _ald_frozen_run(X, T, E, est._state_args, est._config_args) else E
+            return None if _ald_at_budget(est, X, T, E) else E
         done = 0
         while done != X.shape[0]:
             done = _ald_run(X, T, E, est._state_args, est._config_args, done)
@@ -1833,9 +1913,8 @@ def _kos_learn(est, X, T):
                 return None
             if done < -1:
                 done = -2 - done
-                _kos_compile_notice('ald_budget')
                 _freeze(est._state)
-                _ald_frozen_run(X[done:], T[done:], E[done:], est._state_args, est._config_args)
+                _ald_at_budget(est, X[done:], T[done:], E[done:])
                 return E
             if done < X.shape[0]:
                 _grow(est, int(min(2 * est._state.D.shape[0], est._config.max_size)))
