@@ -1986,7 +1986,7 @@ _COMPILES = {_MODE_TABLE1: ('_table1_run', 'the KOS-ELM Table I recursion', 5),
              _MODE_FB: ('_fb_run', 'the KOS-ELM fixed-budget/window recursion', 7),
              'ald_budget': ('_ald_frozen_run', 'the KOS-ELM ALD recursion at its budget', 3),
              'ald_block': ('_ald_block_run', 'the KOS-ELM ALD recursion at its budget, in blocks', 4),
-             'fb_block': ('_fb_block_run', 'the KOS-ELM fixed-budget recursion in blocks', 6)}
+             'fb_block': ('_fb_block_run', 'the KOS-ELM fixed-budget recursion in blocks', 8)}
 
 
 def _kos_compile_notice(mode, stream=None):
