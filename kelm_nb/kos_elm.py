@@ -396,28 +396,30 @@ def _chol_coef(L, m, V, out):
 
 # %% ../nbs/07_kos_elm.ipynb #2d845cf9
 @njit(cache=True, fastmath=_FM)
-def _lower_matvec(W, m, v, out):
-    "out[:m] = W[:m, :m] v[:m] for lower-triangular W: independent row dot products, four rows at a time."
+def _matvec(A, m, v, out, lower):
+    """out[:m] = A[:m, :m] v[:m], of A's lower triangle when `lower` (A stored whole otherwise): independent row dot
+    products, four rows at a time, read only."""
     i = 0
     while i + 4 <= m:
-        W0, W1, W2, W3 = W[i], W[i + 1], W[i + 2], W[i + 3]
+        A0, A1, A2, A3 = A[i], A[i + 1], A[i + 2], A[i + 3]
         a0 = a1 = a2 = a3 = 0.0
-        for j in range(i + 1):
+        for j in range(i + 1 if lower else m):
             vj = v[j]
-            a0 += W0[j] * vj
-            a1 += W1[j] * vj
-            a2 += W2[j] * vj
-            a3 += W3[j] * vj
-        a1 += W1[i + 1] * v[i + 1]
-        a2 += W2[i + 1] * v[i + 1] + W2[i + 2] * v[i + 2]
-        a3 += W3[i + 1] * v[i + 1] + W3[i + 2] * v[i + 2] + W3[i + 3] * v[i + 3]
+            a0 += A0[j] * vj
+            a1 += A1[j] * vj
+            a2 += A2[j] * vj
+            a3 += A3[j] * vj
+        if lower:                                      # the 4 x 4 triangle on the diagonal
+            a1 += A1[i + 1] * v[i + 1]
+            a2 += A2[i + 1] * v[i + 1] + A2[i + 2] * v[i + 2]
+            a3 += A3[i + 1] * v[i + 1] + A3[i + 2] * v[i + 2] + A3[i + 3] * v[i + 3]
         out[i], out[i + 1], out[i + 2], out[i + 3] = a0, a1, a2, a3
         i += 4
     for r in range(i, m):
-        Wr = W[r]
+        Ar = A[r]
         s = 0.0
-        for j in range(r + 1):
-            s += Wr[j] * v[j]
+        for j in range(r + 1 if lower else m):
+            s += Ar[j] * v[j]
         out[r] = s
 
 # %% ../nbs/07_kos_elm.ipynb #3e4fc10a
@@ -429,7 +431,7 @@ _VERSION = 3          # batches learnt: the cached coefficients are stale when i
 _ALPHA_VERSION = 4    # the version of the cached coefficients (-1: none)
 _WARNED = 5           # bit set of the warnings given once per stream (the _FLAG_ values)
 _EVENTS_WARNED = 6    # the _N_EVENTS already reported
-_W_READY = 7          # ALD: W = L^-1 of the frozen dictionary is formed
+_W_READY = 7          # ALD: W = L^-1 of the frozen dictionary is formed; FB: P holds Q of the dictionary
 _N_PENDING = 8        # ALD at its budget: rank-one terms of P held in work rows 3, 4, ... (not yet applied)
 _N_COUNTS = 9
 _ALD_BLOCK = 8        # ALD at its budget: the rank-one terms of P applied together
@@ -451,8 +453,9 @@ class _KOSState(NamedTuple):
 
     D (cap, d): dictionary inputs, in arrival order. M (cap, cap): lower-triangular factor — L with LL' = K + I/C
     (Table I, and K_D + I/C for FB and the window) or LL' = Omega_D (ALD). P (cap, cap): ALD's RLS matrix
-    (lower triangle; both triangles at the budget, less the pending terms). W (cap, cap): L^-1 of a frozen ALD
-    dictionary. V (cap, n_out): L^-1 y (Table I, FB), beta (ALD).
+    (lower triangle; both triangles at the budget, less the pending terms); FB's Q = (K_D + I/C)^-1 in its first
+    m x m entries, for the block path (made on its first use). W (cap, cap): L^-1 of a frozen ALD dictionary.
+    V (cap, n_out): L^-1 y (Table I, FB), beta (ALD).
     Yd (cap, n_out): FB's stored targets. idx (cap,): stream positions of the dictionary. pend (cap,): ALD's
     deferred rank-one vector. alpha (cap, n_out): coefficients (FB keeps them current, the others cache them).
     diag (cap,): FB's diag(Q). work (3, cap): scratch rows (kernel row and its transforms), with
@@ -781,49 +784,33 @@ def _ald_run(X, Y, E, state, config, start):
     counts[_VERSION] += 1
     return code
 
-# %% ../nbs/07_kos_elm.ipynb #b0a1d001
-@njit(cache=True, fastmath=_FM)
-def _sym_matvec(P, m, v, out):
-    "out[:m] = P[:m, :m] v[:m] for P stored whole: independent row dot products, four rows at a time, read only."
-    i = 0
-    while i + 4 <= m:
-        P0, P1, P2, P3 = P[i], P[i + 1], P[i + 2], P[i + 3]
-        a0 = a1 = a2 = a3 = 0.0
-        for j in range(m):
-            vj = v[j]
-            a0 += P0[j] * vj
-            a1 += P1[j] * vj
-            a2 += P2[j] * vj
-            a3 += P3[j] * vj
-        out[i], out[i + 1], out[i + 2], out[i + 3] = a0, a1, a2, a3
-        i += 4
-    for r in range(i, m):
-        Pr = P[r]
-        s = 0.0
-        for j in range(m):
-            s += Pr[j] * v[j]
-        out[r] = s
-
 # %% ../nbs/07_kos_elm.ipynb #b0a1d004
 @njit(cache=True, fastmath=_FM)
 def _rank_update(P, m, V, first, nb):
-    """P[:m, :m] -= sum_b V[b] V[b]' over the rows b = first .. first + nb - 1 of V, P stored whole: one pass over P
-    per four terms, so that a block of samples writes P once instead of once per sample (exactly symmetric)."""
+    """P[:m, :m] -= sum_b V[b] V[b]' over the rows b = first .. first + nb - 1 of V, P stored whole: the lower
+    triangle takes eight terms per pass (a block of samples writes P once instead of once per sample), then the upper
+    triangle is copied from it (P stays exactly symmetric)."""
+    end = first + nb
     for i in range(m):
         Pi = P[i]
         b = first
-        while b + 4 <= first + nb:
-            V0, V1, V2, V3 = V[b], V[b + 1], V[b + 2], V[b + 3]
-            c0, c1, c2, c3 = V0[i], V1[i], V2[i], V3[i]
-            for j in range(m):
-                Pi[j] -= c0 * V0[j] + c1 * V1[j] + c2 * V2[j] + c3 * V3[j]
-            b += 4
-        while b < first + nb:
+        while b + 8 <= end:
+            V0, V1, V2, V3, V4, V5, V6, V7 = V[b], V[b + 1], V[b + 2], V[b + 3], V[b + 4], V[b + 5], V[b + 6], V[b + 7]
+            c0, c1, c2, c3, c4, c5, c6, c7 = V0[i], V1[i], V2[i], V3[i], V4[i], V5[i], V6[i], V7[i]
+            for j in range(i + 1):
+                Pi[j] -= (c0 * V0[j] + c1 * V1[j] + c2 * V2[j] + c3 * V3[j]) + (c4 * V4[j] + c5 * V5[j] + c6 * V6[j]
+                                                                             + c7 * V7[j])
+            b += 8
+        while b < end:
             Vb = V[b]
             c = Vb[i]
-            for j in range(m):
+            for j in range(i + 1):
                 Pi[j] -= c * Vb[j]
             b += 1
+    if nb:
+        for i in range(m):
+            for j in range(i):
+                P[j, i] = P[i, j]
 
 # %% ../nbs/07_kos_elm.ipynb #b0a1d007
 @njit(cache=True, fastmath=_FM)
@@ -843,8 +830,8 @@ def _ald_frozen_run(X, Y, E, state, config):
     DT = np.ascontiguousarray(D[:m].T)                          # read column-wise (`_krow_cols`)
     for t in range(X.shape[0]):
         _krow_cols(cf.kern, DT, m, X[t], kbuf)
-        _lower_matvec(W, m, kbuf, lbuf)                         # l = W k
-        _sym_matvec(P, m, lbuf, ubuf)                           # u = P l ...
+        _matvec(W, m, kbuf, lbuf, True)                        # l = W k
+        _matvec(P, m, lbuf, ubuf, False)                       # u = P l ...
         for b in range(3, 3 + nb):                              # ... less the pending terms
             Vb = work[b]
             s = 0.0
@@ -872,6 +859,70 @@ def _ald_frozen_run(X, Y, E, state, config):
     counts[_N_SEEN] += X.shape[0]
     counts[_VERSION] += 1
     return 0
+
+# %% ../nbs/07_kos_elm.ipynb #c5b1a001
+_ALD_ROWS, _ALD_ROW_BLOCK = 256, 16     # the block path: kernel rows per matrix product, samples per P product
+
+
+@njit(cache=True, fastmath=_FM)
+def _ald_block_run(X, Y, E, state, config):
+    """`_ald_frozen_run` in blocks, for batches: the same recursion, with the dense products done by BLAS. The kernel
+    rows of `_ALD_ROWS` samples (the dictionary is fixed) give their l = W k in one matrix product; a block of
+    `_ALD_ROW_BLOCK` samples gets G = [l_t]' P in one product, and sample t of the block corrects its row,
+    u = P l - sum_b (v_b'l) v_b over the block's earlier terms; the block's terms then update P (`_rank_update`).
+    Pending terms of earlier calls are applied first, none are left. P must be m x m (the buffers at the budget).
+    Returns 0, or -1 (nothing changed) when X or Y holds NaN or infinity."""
+    if not _all_finite(X, Y):
+        return -1
+    st, cf = _KOSState(*state), _KOSConfig(*config)
+    D, P, W, B, counts, work = st.D, st.P, st.W, st.V, st.counts, st.work
+    m, n, nblk = counts[_N_DICT], X.shape[0], _ALD_ROW_BLOCK
+    _rank_update(P, m, work, 3, counts[_N_PENDING])
+    DT, WT = np.ascontiguousarray(D[:m].T), np.ascontiguousarray(W[:m, :m].T)
+    Kc, Lc, G, V = np.empty((_ALD_ROWS, m)), np.empty((_ALD_ROWS, m)), np.empty((nblk, m)), np.empty((nblk, m))
+    for c0 in range(0, n, _ALD_ROWS):
+        nc = min(n - c0, _ALD_ROWS)
+        for r in range(nc):
+            _krow_cols(cf.kern, DT, m, X[c0 + r], Kc[r])
+        np.dot(Kc[:nc], WT, Lc[:nc])                              # l = W k, row by row
+        for b0 in range(0, nc, nblk):
+            nb = min(nc - b0, nblk)
+            np.dot(Lc[b0:b0 + nb], P, G[:nb])                     # (P l)' for the block (P symmetric)
+            for r in range(nb):
+                t, l, u = c0 + b0 + r, Lc[b0 + r], G[r]
+                for q in range(r):                                # less the block's earlier terms
+                    Vq = V[q]
+                    s = 0.0
+                    for i in range(m):
+                        s += Vq[i] * l[i]
+                    for i in range(m):
+                        u[i] -= s * Vq[i]
+                lPl = 0.0
+                for i in range(m):
+                    lPl += l[i] * u[i]
+                _apriori_errors(l, m, B, Y, E, t)                 # f(x) = l'beta
+                g = 1.0 / (1.0 + lPl)
+                for o in range(B.shape[1]):
+                    h = E[t, o] * g
+                    for i in range(m):
+                        B[i, o] += u[i] * h
+                sg, Vr = math.sqrt(g), V[r]
+                for i in range(m):
+                    Vr[i] = u[i] * sg
+            _rank_update(P, m, V, 0, nb)
+    counts[_N_PENDING] = 0
+    counts[_N_SEEN] += n
+    counts[_VERSION] += 1
+    return 0
+
+# %% ../nbs/07_kos_elm.ipynb #c5b1a004
+def _ald_budget_path(st, n):
+    """The recursion for n rows of an ALD stream whose dictionary is at its budget (`_freeze`d, `st` its `_KOSState`):
+    `_ald_block_run` for a batch of `_ALD_ROW_BLOCK` rows or more, `_ald_frozen_run` for fewer (a row-by-row stream
+    keeps its pending terms across calls). Returns its key in `_COMPILES` and the function."""
+    if n >= _ALD_ROW_BLOCK and st.P.shape[0] == st.counts[_N_DICT]:
+        return 'ald_block', _ald_block_run
+    return 'ald_budget', _ald_frozen_run
 
 # %% ../nbs/07_kos_elm.ipynb #81fd7b21
 @njit(cache=True, fastmath=_FM)
@@ -1009,6 +1060,22 @@ def _fb_remove(L, V, D, Yd, idx, alpha, diag, m, j, work):
         for i in range(m):
             alpha[i, o] = buf[i]
 
+# %% ../nbs/07_kos_elm.ipynb #91675ba0
+@njit(cache=True, fastmath=_FM)
+def _fb_change(st, cf, m, x, Y, E, t, r, j, position):
+    """Sample x (row t of Y, a-priori errors E[t], Schur complement r, l and z in work rows 1 and 2; the `position`-th
+    of the stream) joins the m elements (`_fb_append`, `_fb_grow`); j < m then leaves (`_fb_remove`, after the downdate
+    of diag(Q) for FB). One compiled step that `_fb_run` and the block path share."""
+    work = st.work
+    _fb_append(st.M, st.V, st.Yd, m, Y, E, t, r, work[1])
+    _store_sample(st.D, st.idx, m, x, position)
+    _fb_grow(st.alpha, st.diag, m, E, t, r, work[2])
+    st.counts[_W_READY] = 0                                    # the block path's Q no longer matches
+    if j < m:
+        if cf.mode != _MODE_WINDOW:
+            _fb_downdate_diag(st.M, st.diag, m + 1, j, work[0])
+        _fb_remove(st.M, st.V, st.D, st.Yd, st.idx, st.alpha, st.diag, m, j, work)
+
 # %% ../nbs/07_kos_elm.ipynb #c7500c7e
 @njit(cache=True, fastmath=_FM)
 def _fb_run(X, Y, E, state, config):
@@ -1017,15 +1084,15 @@ def _fb_run(X, Y, E, state, config):
 
     K_D + I/C = L L' is kept as its Cholesky factor (state.M; Table I's form, bounded entries at any C),
     V = L^-1 Yd, alpha = Q Yd and diag = diag(Q) with Q = (K_D + I/C)^-1. When the new sample itself would leave (the
-    common case) nothing changes: the add-then-remove pair cancels. Buffers hold `max_size` + 1 elements, in arrival
-    order; fvals accumulates the targets' sum and sum of squares. `state` and `config` are a `_KOSState` and a
-    `_KOSConfig` as plain tuples. Returns 0, or -1 (nothing changed) when X or Y holds NaN or infinity."""
+    common case) nothing changes: the add-then-remove pair cancels; otherwise `_fb_change`. Buffers hold `max_size` + 1
+    elements, in arrival order; fvals accumulates the targets' sum and sum of squares. `state` and `config` are a
+    `_KOSState` and a `_KOSConfig` as plain tuples. Returns 0, or -1 (nothing changed) when X or Y holds NaN or
+    infinity."""
     if not _all_finite(X, Y):
         return -1
     st, cf = _KOSState(*state), _KOSConfig(*config)
-    D, L, V, Yd, idx, alpha, diag = st.D, st.M, st.V, st.Yd, st.idx, st.alpha, st.diag
-    counts, fvals, work, lbuf, zbuf = st.counts, st.fvals, st.work, st.work[1], st.work[2]
-    # the fields once, as locals: no tuple of arrays is held across the per-sample calls
+    D, L, V, alpha, diag = st.D, st.M, st.V, st.alpha, st.diag
+    counts, fvals, lbuf, zbuf = st.counts, st.fvals, st.work[1], st.work[2]
     m, n_seen = counts[_N_DICT], counts[_N_SEEN]
     window = cf.mode == _MODE_WINDOW
     for t in range(X.shape[0]):
@@ -1040,16 +1107,152 @@ def _fb_run(X, Y, E, state, config):
             j = _fb_leaving(alpha, diag, m, E, t, r, window, zbuf)
             if j == m:                                         # the new sample leaves at once: nothing changes
                 continue
-        _fb_append(L, V, Yd, m, Y, E, t, r, lbuf)
-        _store_sample(D, idx, m, x, n_seen + t)
-        _fb_grow(alpha, diag, m, E, t, r, zbuf)
+        _fb_change(st, cf, m, x, Y, E, t, r, j, n_seen + t)
         if j == m:
             m += 1
-        else:
-            if not window:
-                _fb_downdate_diag(L, diag, m + 1, j, work[0])
-            _fb_remove(L, V, D, Yd, idx, alpha, diag, m, j, work)
     counts[_N_DICT], counts[_N_SEEN] = m, n_seen + X.shape[0]
+    counts[_VERSION] += 1
+    return 0
+
+# %% ../nbs/07_kos_elm.ipynb #252971c8
+_FB_ROWS = 16         # the FB block path: samples per matrix product z = Q k
+_FB_MARGIN = 1e-6     # a newcomer leaves on the product's figures only when it beats every element by this much
+_FB_TOL = 1e-9        # the largest relative difference of the product's z from the exact step's before Q is dropped
+_FB_COND = 1e6        # the block path runs where C m k(x,x) bounds cond(K_D + I/C) by this
+
+
+@njit(cache=True, fastmath=_FM)
+def _fb_inverse(L, m, Q):
+    "Q = (L L')^-1 = L^-T L^-1 of the lower-triangular L[:m, :m], into the contiguous m x m Q: W = L^-1, then W'W."
+    W = np.empty((m, m))
+    _lower_inverse(L, m, W)
+    np.dot(W.T, W, Q)
+
+# %% ../nbs/07_kos_elm.ipynb #28ffe781
+@njit(cache=True, fastmath=_FM, inline='always')
+def _fb_clear(cf, alpha, diag, m, Y, E, t, k, ktt, z):
+    """The block path's step of row t from its kernel row k (k(x,x) + offset = ktt) and z = Q k: E[t] = y - k'alpha, and
+    True when the newcomer leaves at once, clearly: its Schur complement r = 1/C + ktt - k'z is above the clamp and its
+    leave-one-out error |e| beats every element's (`_fb_leaving`'s test) by the margin `_FB_MARGIN`. False: the row
+    takes the exact step."""
+    kz, best = 0.0, 0.0
+    for i in range(m):
+        kz += k[i] * z[i]
+    for o in range(Y.shape[1]):
+        s = Y[t, o]
+        for i in range(m):
+            s -= k[i] * alpha[i, o]
+        E[t, o] = s
+        best += s * s
+    r = cf.inv_c + ktt - kz
+    if r <= max(cf.inv_c, cf.floor * abs(ktt)):
+        return False
+    best *= 1.0 - _FB_MARGIN
+    ir = 1.0 / r
+    for i in range(m):
+        s2 = 0.0
+        for o in range(Y.shape[1]):
+            v = alpha[i, o] - z[i] * E[t, o] * ir
+            s2 += v * v
+        q = diag[i] + z[i] * z[i] * ir
+        if s2 < best * q * q:
+            return False
+    return True
+
+# %% ../nbs/07_kos_elm.ipynb #a617b760
+@njit(cache=True, fastmath=_FM)
+def _fb_swap_q(Q, m, j, r, z, f):
+    """Q <- (K_D + I/C)^-1 after the newcomer (z = Q k, Schur complement r) joins and element j leaves, in place: the
+    bordered inverse [[Q + z z'/r, -z/r], [-z'/r, 1/r]] less the rank-one Schur term of its entry j (f: its row j, a
+    buffer of m + 1), row and column j dropped and the newcomer last. One pass over Q, O(m^2)."""
+    ir = 1.0 / r
+    for b in range(m):
+        f[b] = Q[j, b] + z[j] * z[b] * ir
+    f[m] = -z[j] * ir
+    fj = f[j]
+    for a in range(m):
+        if a != j:
+            za, fa = z[a] * ir, f[a] / fj
+            src, dst = Q[a], Q[a - (a > j)]
+            for b in range(j):
+                dst[b] = src[b] + za * z[b] - fa * f[b]
+            for b in range(j + 1, m):
+                dst[b - 1] = src[b] + za * z[b] - fa * f[b]
+            dst[m - 1] = -za - fa * f[m]
+    last, fm = Q[m - 1], f[m] / fj
+    for b in range(j):
+        last[b] = -z[b] * ir - fm * f[b]
+    for b in range(j + 1, m):
+        last[b - 1] = -z[b] * ir - fm * f[b]
+    last[m - 1] = ir - fm * f[m]
+
+# %% ../nbs/07_kos_elm.ipynb #ccc7a97e
+@njit(cache=True, fastmath=_FM, inline='always')
+def _fb_exact_row(st, cf, x, Y, E, t, Q, zq, position):
+    """Row t (input x, the `position`-th of the stream) by `_fb_run`'s exact step from L, in the block path: returns the
+    element j that left (m: the newcomer, nothing changed) and whether the block path's zq = Q k agrees with the exact
+    z = L^-T L^-1 k to `_FB_TOL` (relative; an empty zq: no product to check). While it does, Q follows a change
+    (`_fb_swap_q`, from the exact z)."""
+    counts, lbuf, zbuf = st.counts, st.work[1], st.work[2]
+    m = counts[_N_DICT]
+    r = _fb_project(cf, st.D, st.M, counts, m, x, lbuf, zbuf)
+    _apriori_errors(lbuf, m, st.V, Y, E, t)
+    j = _fb_leaving(st.alpha, st.diag, m, E, t, r, False, zbuf)
+    dz, nz = 0.0, 0.0
+    for i in range(zq.shape[0]):
+        dz += (zq[i] - zbuf[i]) ** 2
+        nz += zbuf[i] ** 2
+    agrees = dz <= _FB_TOL * _FB_TOL * nz
+    if j < m:
+        if agrees:
+            _fb_swap_q(Q, m, j, r, zbuf, st.work[0])
+        _fb_change(st, cf, m, x, Y, E, t, r, j, position)
+    return j, agrees
+
+# %% ../nbs/07_kos_elm.ipynb #ac0e1066
+@njit(cache=True, fastmath=_FM)
+def _fb_block_run(X, Y, E, state, config):
+    """`_fb_run` for FB with a full dictionary, in blocks: z = Q k of `_FB_ROWS` rows in one product with the explicit
+    Q = (K_D + I/C)^-1 (state.P, from L when counts[_W_READY] is 0), a row whose newcomer clearly leaves learnt from
+    it (`_fb_clear`), any other by the exact step (`_fb_exact_row`), after which the block restarts; the first rows
+    after a change take the exact step one by one (changes come in bursts). When a row finds Q off by more than
+    `_FB_TOL`, the rows left take the exact step (Q is rebuilt on the next call). Returns 0, or -1 (nothing changed)
+    when X or Y holds NaN or infinity."""
+    if not _all_finite(X, Y):
+        return -1
+    st, cf = _KOSState(*state), _KOSConfig(*config)
+    D, alpha, diag, counts, fvals = st.D, st.alpha, st.diag, st.counts, st.fvals
+    m, n_seen, n = counts[_N_DICT], counts[_N_SEEN], X.shape[0]
+    Q = st.P.reshape(st.P.size)[:m * m].reshape((m, m))      # contiguous, in P's buffer
+    if not counts[_W_READY]:
+        _fb_inverse(st.M, m, Q)
+    DT = np.ascontiguousarray(D[:m].T)
+    K, Z, ktt = np.empty((_FB_ROWS, m)), np.empty((_FB_ROWS, m)), np.empty(_FB_ROWS)
+    t, fast, run = 0, True, _FB_ROWS                          # run: rows since the dictionary last changed
+    while t < n:
+        blocked = fast and run >= 4                            # right after a change, rows go one by one
+        nb = min(n - t, _FB_ROWS, 2 * run) if blocked else 1
+        if blocked:
+            for b in range(nb):
+                ktt[b] = _krow_cols(cf.kern, DT, m, X[t + b], K[b])
+            np.dot(K[:nb], Q, Z[:nb])                          # z = Q k, row by row (Q symmetric)
+        for b in range(nb):
+            for o in range(Y.shape[1]):
+                fvals[_SUM_Y] += Y[t, o]
+                fvals[_SUM_Y2] += Y[t, o] * Y[t, o]
+            t, run = t + 1, run + 1
+            if blocked and t > 1 and _fb_clear(cf, alpha, diag, m, Y, E, t - 1, K[b], ktt[b], Z[b]):
+                continue
+            zq = Z[b] if blocked else Z[b, :0]
+            j, agrees = _fb_exact_row(st, cf, X[t - 1], Y, E, t - 1, Q, zq, n_seen + t - 1)
+            fast = fast and agrees                             # Q is off: the rest sample by sample
+            if j < m:                                          # the dictionary changed: a new block from here
+                for c in range(DT.shape[0]):
+                    for i in range(m):
+                        DT[c, i] = D[i, c]
+                run = 0
+                break
+    counts[_N_SEEN], counts[_W_READY] = n_seen + n, fast
     counts[_VERSION] += 1
     return 0
 
@@ -1781,13 +1984,15 @@ def _install(est, state, config=None):
 _COMPILES = {_MODE_TABLE1: ('_table1_run', 'the KOS-ELM Table I recursion', 5),
              _MODE_ALD: ('_ald_run', 'the KOS-ELM ALD recursion', 5),
              _MODE_FB: ('_fb_run', 'the KOS-ELM fixed-budget/window recursion', 7),
-             'ald_budget': ('_ald_frozen_run', 'the KOS-ELM ALD recursion at its budget', 3)}
+             'ald_budget': ('_ald_frozen_run', 'the KOS-ELM ALD recursion at its budget', 3),
+             'ald_block': ('_ald_block_run', 'the KOS-ELM ALD recursion at its budget, in blocks', 4),
+             'fb_block': ('_fb_block_run', 'the KOS-ELM fixed-budget recursion in blocks', 8)}
 
 
 def _kos_compile_notice(mode, stream=None):
-    """One line on stderr before the first compilation of the recursion `mode` (or 'ald_budget') in a process whose
-    numba cache lacks it (`kelm_nb.jit.compile_notice`; the CPU seconds are typical cold compilations). Returns whether
-    it printed."""
+    """One line on stderr before the first compilation of the recursion `mode` (or another key of `_COMPILES`) in a
+    process whose numba cache lacks it (`kelm_nb.jit.compile_notice`; the CPU seconds are typical cold compilations).
+    Returns whether it printed."""
     name, what, seconds = _COMPILES[_MODE_FB if mode == _MODE_WINDOW else mode]
     return compile_notice(f'kos_elm_{name}', globals()[name], what, seconds, stream)
 
@@ -1815,38 +2020,72 @@ def _grow(est, cap):
                  "use sparsification='ald', 'fb' or 'window' with a budget")
     _install(est, _resized(est._state, cap))
 
+# %% ../nbs/07_kos_elm.ipynb #c5b1a007
+def _ald_at_budget(est, X, T, E):
+    "Rows of an ALD stream at its budget, through `_ald_budget_path`'s recursion (a notice first if it must compile)."
+    key, run = _ald_budget_path(est._state, X.shape[0])
+    _kos_compile_notice(key)
+    return run(X, T, E, est._state_args, est._config_args)
+
+
+# %% ../nbs/07_kos_elm.ipynb #567682a8
+def _fb_blocks_apply(cf):
+    """Whether FB rows may take `_fb_block_run`: mode FB (not the window, whose dictionary changes on every row), a
+    kernel with k(x, x) = 1 (+ offset), and C m k(x, x) <= `_FB_COND`, which bounds cond(K_D + I/C) and so the error of
+    the explicit Q."""
+    return (cf.mode == _MODE_FB and cf.kern[0] <= 1
+            and cf.max_size * (1.0 + cf.kern[4]) <= _FB_COND * cf.inv_c)
+
+
+def _fb_learn(est, X, T, E):
+    """FB or window rows: `_fb_run`, or, for a batch that leaves `_FB_ROWS` rows or more once the dictionary is full,
+    `_fb_run` up to the budget and `_fb_block_run` after it (its Q buffer made on first use, a notice first if it must
+    compile). Returns 0, or -1 (nothing learnt) when X or T holds NaN or infinity."""
+    st, cf = est._state, est._config
+    k = min(max(cf.max_size - int(st.counts[_N_DICT]), 0), X.shape[0])   # rows that join before the budget fills
+    if X.shape[0] - k < _FB_ROWS or not _fb_blocks_apply(cf):
+        return _fb_run(X, T, E, est._state_args, est._config_args)
+    if k and (not _all_finite(X[k:], T[k:]) or _fb_run(X[:k], T[:k], E[:k], est._state_args, est._config_args)):
+        return -1
+    if st.P.shape[0] == 0:
+        _install(est, st._replace(P=np.zeros(st.M.shape)))
+    _kos_compile_notice('fb_block')
+    return _fb_block_run(X[k:], T[k:], E[k:], est._state_args, est._config_args)
+
 # %% ../nbs/07_kos_elm.ipynb #b1289ae9
 def _kos_learn(est, X, T):
     """Fold the batch (X, T) into the state in place; returns its a-priori errors, or None (nothing learnt) when X or T
     holds NaN or infinity, which the recursions check before they start. ALD hands its rows over to
-    `_ald_frozen_run` once the dictionary is at its budget."""
-    E = np.empty((X.shape[0], T.shape[1]))
+    `_ald_at_budget` once the dictionary is at its budget, FB and the window go through `_fb_learn`."""
+    n = X.shape[0]
+    E = np.empty((n, T.shape[1]))
     mode = est._config.mode
     if mode == _MODE_ALD:
         st = est._state
-        if st.counts[_W_READY]:
-            return None if _ald_frozen_run(X, T, E, est._state_args, est._config_args) else E
+        if st.counts[_W_READY]:                        # a short call goes straight to the sample-by-sample recursion
+            code = (_ald_frozen_run(X, T, E, est._state_args, est._config_args) if n < _ALD_ROW_BLOCK
+                    else _ald_at_budget(est, X, T, E))
+            return None if code else E
         done = 0
-        while done != X.shape[0]:
+        while done != n:
             done = _ald_run(X, T, E, est._state_args, est._config_args, done)
             if done == -1:
                 return None
             if done < -1:
                 done = -2 - done
-                _kos_compile_notice('ald_budget')
                 _freeze(est._state)
-                _ald_frozen_run(X[done:], T[done:], E[done:], est._state_args, est._config_args)
+                _ald_at_budget(est, X[done:], T[done:], E[done:])
                 return E
-            if done < X.shape[0]:
+            if done < n:
                 _grow(est, int(min(2 * est._state.D.shape[0], est._config.max_size)))
         return E
     if mode == _MODE_TABLE1:
         m, cap = int(est._state.counts[_N_DICT]), est._state.D.shape[0]
-        if m + X.shape[0] > cap:
-            _grow(est, max(2 * cap, m + X.shape[0]))
+        if m + n > cap:
+            _grow(est, max(2 * cap, m + n))
         code = _table1_run(X, T, E, est._state_args, est._config_args)
     else:
-        code = _fb_run(X, T, E, est._state_args, est._config_args)
+        code = _fb_run(X, T, E, est._state_args, est._config_args) if n < _FB_ROWS else _fb_learn(est, X, T, E)
     return None if code < 0 else E
 
 # %% ../nbs/07_kos_elm.ipynb #cb42b9ba

@@ -380,6 +380,28 @@ def test_ald_at_budget_blocks_splits_and_pickles():
         KOSELMRegressor().__setstate__(state)
 
 
+@pytest.mark.parametrize('seed', range(4))
+def test_fb_batches_learn_the_model_of_single_rows(seed):
+    """FB batches at a full dictionary take the block path (z = Q k by matrix products, the exact step where a row
+    changes the dictionary); the same stream fed row by row takes the sample-by-sample path: same dictionary, same
+    a-priori errors and coefficients, also after a pickle between batches, and with Q stale after single rows."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(700, 3))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.normal(size=700)
+    kw = dict(sparsification='fb', budget=int(rng.integers(10, 60)), gamma=2.0, C=float(10 ** rng.uniform(0, 3)))
+    rows, batches = KOSELMRegressor(**kw), KOSELMRegressor(**kw)
+    e_rows = np.concatenate([prequential_errors(rows, X[t:t + 1], y[t:t + 1]) for t in range(700)])
+    e_batch = [prequential_errors(batches, X[:300], y[:300])]
+    batches = pickle.loads(pickle.dumps(batches))
+    for t in range(300, 310):                                    # single rows in between: Q goes stale
+        e_batch.append(prequential_errors(batches, X[t:t + 1], y[t:t + 1]))
+    e_batch.append(prequential_errors(batches, X[310:], y[310:]))
+    assert batches._state.P.shape[0] == kw['budget'] + 1         # the block path ran
+    np.testing.assert_array_equal(batches.dictionary_indices_, rows.dictionary_indices_)
+    np.testing.assert_allclose(np.concatenate(e_batch), e_rows, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(batches.coef_, rows.coef_, rtol=1e-8, atol=1e-8 * np.abs(rows.coef_).max())
+
+
 @pytest.mark.parametrize('cls,kw', [(KOSELMRegressor, {}), (KOSELMRegressor, dict(sparsification='fb', budget=20)),
                                     (KOSELMRegressor, dict(sparsification=None)),
                                     (OSELMRegressor, dict(n_hidden=20, random_state=0))])
