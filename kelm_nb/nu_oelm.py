@@ -1091,9 +1091,9 @@ def nu_oelm_path(Q, nus, tol=1e-8, max_iter=None, sing_tol=1e-10, warm_start=Fal
         Start each solve from the previous solution, scaled by the ratio of the two ν when ν grows and unscaled
         when it shrinks (scaling down would lift every variable off its upper bound into the factor), then clipped
         to the box and its sum corrected (`_fix_sum`). Fewer steps and less time: a 7-value grid (0.05-0.85 of the
-        largest feasible ν) on five sets (Gaussian kernel, up to 1,000 rows) took 0.79-0.97x the CPU time of cold
-        solves going up and 0.70-0.97x going down (medians of 15). The default stays cold: each solve is then bit
-        for bit the one `nu_oelm_active_set` gives.
+        largest feasible ν) on five sets (Gaussian kernel, up to 1,000 rows) took 0.75-1.00x the CPU time of cold
+        solves going up and 0.70-0.97x going down (medians of 15, two runs); `NuOELMClassifierCV` goes down. The
+        default stays cold: each solve is then bit for bit the one `nu_oelm_active_set` gives.
 
     Returns
     -------
