@@ -761,3 +761,59 @@ def test_cv_default_grid_reaches_the_large_nu_noisy_sets_need():
     assert acc >= share.max() and acc >= ref - 0.03, (acc, share.max(), ref)
     m = NuOELMClassifierCV(probability=False).fit(StandardScaler().fit_transform(X), y)
     assert m.nus_.max() > 0.5 and m.nus_.max() <= 2 * share.min(), m.nus_
+
+
+def test_copies_stay_out_of_the_free_set_at_the_same_optimum():
+    """A full-rank kernel with a third of its points repeated (same labels) at small ν: a copy of a free point stays
+    on its bound, and the objective matches LIBSVM's."""
+    from sklearn.metrics.pairwise import rbf_kernel
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 5))
+    t = np.where(X[:, 0] + 0.5 * rng.normal(size=300) > 0, 1.0, -1.0)
+    idx = np.r_[np.arange(300), np.arange(0, 300, 3)]
+    Q = (t[:, None] * rbf_kernel(X, gamma=0.2) * t[None, :])[np.ix_(idx, idx)]
+    r = nu_oelm_active_set(Q, 0.1)
+    a_ref, _ = _libsvm(Q, 0.1)
+    assert _obj(Q, r.alpha) <= _obj(Q, a_ref) * (1 + 1e-9)
+    np.testing.assert_allclose(_obj(Q, r.alpha), _obj(Q, a_ref), rtol=1e-6)
+    free = (r.alpha > 0) & (r.alpha < 1 / len(Q))
+    assert not np.any(free[:300:3] & free[300:])                   # never a point and its copy both in S
+    assert r.kkt_gap <= 1e-8 * r.rho + 1e-12 * 0.1 * Q.diagonal().max()
+
+
+def test_grouped_givens_deletion_matches_the_reduced_factor():
+    """`_chol_delete` rotates 16 rows at a time: at every position of a 40-row factor (groups cut anywhere) it gives
+    the Cholesky factor of the matrix without that row and column, and rotates the solved vectors with it."""
+    from numba import njit
+    from kelm_nb.nu_oelm import _chol_delete
+    delete = njit(_chol_delete.py_func)
+    rng = np.random.default_rng(0)
+    B = rng.normal(size=(40, 45))
+    A = B @ B.T
+    L = np.linalg.cholesky(A)
+    b = rng.normal(size=40)
+    for pos in (0, 1, 15, 16, 17, 31, 38, 39):
+        Lf, x, y = np.zeros((48, 48)), np.linalg.solve(L, b), np.linalg.solve(L, np.ones(40))
+        Lf[:40, :40] = L
+        delete(Lf, 40, pos, x, y)
+        keep = np.delete(np.arange(40), pos)
+        L2 = Lf[:39, :39]
+        np.testing.assert_allclose(np.tril(L2), L2, atol=0)
+        np.testing.assert_allclose(L2 @ L2.T, A[np.ix_(keep, keep)], rtol=1e-10, atol=1e-10 * A.max())
+        np.testing.assert_allclose(L2 @ x[:39], b[keep], rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(L2 @ y[:39], np.ones(39), rtol=1e-10, atol=1e-10)
+
+
+def test_cv_warm_path_matches_grid_search_on_the_default_grid():
+    """`NuOELMClassifierCV` solves each fold's grid from the largest ν down, warm-started: on breast_cancer (569 rows,
+    the default 7-value grid) its scores and choice equal GridSearchCV's cold fits on the same folds."""
+    from sklearn.datasets import load_breast_cancer
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    ours = NuOELMClassifierCV(probability=False).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        peer = _grid_search(dict(probability=False), X, y, ours.nus_, cv=5)
+    assert ours.nu_ == peer.best_params_['nu'] and ours.best_score_ == peer.best_score_
+    for key in ('mean_test_score', 'rank_test_score', 'split0_test_score', 'split4_test_score'):
+        np.testing.assert_allclose(ours.cv_results_[key], peer.cv_results_[key], rtol=1e-12)
