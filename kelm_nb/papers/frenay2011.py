@@ -169,8 +169,8 @@ def frenay_protocol(full=False):
     full : bool, default=False
         True: Sec. 5.1 of the paper — 10 × 10 folds, C in 10^-2..10^6, ε in 10^-5..10^1, γ in 10^-3..10^0 (factor
         √10 per step: 17 × 13 × 7 values), all rows of every set, LIBSVM stopped after `FULL_MAX_ITER` = 10^5
-        iterations (the paper's LIBSVM had no cap; at 10^7 one inner fold of CPU's Gaussian row takes over ten
-        CPU-minutes). False: a miniature of it — 5 outer × 3 inner folds, decade grids C in
+        iterations (the paper's LIBSVM had no cap; at 10^7 one inner fold of CPU's Gaussian row runs for more than
+        12 CPU-minutes). False: a miniature of it — 5 outer × 3 inner folds, decade grids C in
         10^-2..10^3 (6 values), ε in 10^-3..10^-1 (3) and γ in 10^-3..10^0 (4), sets above 200 rows subsampled to
         200, LIBSVM stopped after 10^5 iterations, every σ_w of the paper on CPU and Abalone (Tables 2–3) and σ_w in
         {10^-1, 1, 10^3} on the other sets (`protocol_rows`). Capped fits are counted in every table;
