@@ -19,7 +19,8 @@
 * The suite runs on every core (pytest-xdist: ``-n auto --dist loadgroup`` in ``pytest.ini``; ``-n 0`` for one
   process). The modules in ``SHARED_FIXTURES`` build something once for all their tests (the docs site, a Dask
   cluster, benchmark results), so each of them runs whole on one worker: ``pytest_xdist_make_scheduler`` below
-  makes every such module one work unit, from the test ids alone (an ``xdist_group`` mark is not enough: see that
+  makes every such module one work unit (and each parametrised test of ``SAME_WORKER``: its cases compile the same
+  numba kernels), from the test ids alone (an ``xdist_group`` mark is not enough: see that
   hook). Every other test, each notebook included, goes to whichever worker is free. xdist hands out the modules
   of SHARED_FIXTURES first (most tests first), then the other tests in collection order, and the notebooks come
   first in it, the longest first (``_notebooks_first``; their order is test_notebooks.py's): the many short unit
@@ -74,6 +75,9 @@ WHOLE_RUNS = ('test_notebooks.py', 'test_docs.py', 'test_fuzz.py', 'test_bench.p
 
 
 SHARED_FIXTURES = ('test_docs.py', 'test_distributed.py', 'test_bench.py')
+# Parametrised tests whose cases compile the same numba kernels (with an empty cache, seconds each): one work unit
+# each, so the kernels compile once in one worker instead of at the same time in both.
+SAME_WORKER = ('tests/test_mkl.py::test_gaussian_bank_jitted[',)
 
 
 def pytest_addoption(parser):
@@ -115,9 +119,11 @@ def _deselect_whole_runs(config, items):
 
 
 def _shared_fixture_scope(nodeid, default):
-    "The work unit of a test: its module's path for the modules of SHARED_FIXTURES, else `default`."
+    """The work unit of a test: its module's path for the modules of SHARED_FIXTURES, the test's name without its
+    parameters for those of SAME_WORKER, else `default`."""
     module = nodeid.split('::', 1)[0]
-    return module if Path(module).name in SHARED_FIXTURES else default
+    if Path(module).name in SHARED_FIXTURES: return module
+    return next((prefix for prefix in SAME_WORKER if nodeid.startswith(prefix)), default)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -41,11 +41,13 @@ def _notebooks():
     return found
 
 
-# The notebooks that take longest (CPU seconds as --junitxml records them, most first) start first, the others
-# follow in path order: with several workers no long notebook starts last and runs on alone.
-LONGEST_FIRST = ('10_scale_out', 'papers/06_li2014', 'papers/04_zhu2014', '04_esvr', '05_nu_oelm', '08_bench',
-                 'papers/03_frenay2011', '06_mkl', 'papers/07_scardapane2015', '07_kos_elm', '02_core', 'index',
-                 '09_cli', 'papers/05_ding2017', 'guide/03_streaming', '01_experiments')
+# The notebooks that take longest (CPU seconds as --cpu-json records them, most first; 08_bench and 09_cli where an
+# earlier --junitxml run put them) start first, the others follow in path order: with several workers no long notebook
+# starts last and runs on alone.
+LONGEST_FIRST = ('papers/06_li2014', '10_scale_out', 'papers/04_zhu2014', '05_nu_oelm', '08_bench',
+                 'papers/03_frenay2011', '04_esvr', 'papers/07_scardapane2015', '02_core', '07_kos_elm', '06_mkl',
+                 'papers/05_ding2017', '01_experiments', '09_cli', 'guide/06_kernels', 'guide/01_scale_features',
+                 '03_kernels', 'guide/02_tune_c_and_gamma')
 
 
 def _longest_first(paths):

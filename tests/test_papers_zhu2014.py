@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from kelm_nb.esvr import ESVR, esvr_primal
-from kelm_nb.experiments import CASES, run_case, task_store
+from kelm_nb.experiments import CASES, task_store
 from kelm_nb.papers import zhu2014 as Z
 
 
@@ -133,21 +133,11 @@ def test_final_fit_is_the_estimator():
 
 
 @pytest.mark.parametrize('case', ['esvr_fit', 'esvr_fit_1thread', 'esvr_vs_svr', 'esvr_nu_path_cv'])
-def test_bench_cases_registered_and_sound(case):
-    assert case in CASES
-    r = run_case(case, quick=True)
-    assert r['ours_s'] > 0 and r['peer_s'] > 0
-    assert r['threads'] in (1, 2) and r['repeats'] >= 1            # explicit threads on every case
-    if case.startswith('esvr_fit'):
-        assert r['max_rel_diff_floor'] < 1e-6                    # the same model as the floor's eq. 9
-        assert r['floor_s'] > 0 and r['floor_ratio'] > 0 and abs(r['rmse_ratio'] - 1) < 0.01
-        assert r['threads'] == (2 if case == 'esvr_fit' else 1)
-    elif case == 'esvr_nu_path_cv':
-        assert r['same_choice'] == 1.0 and r['max_rel_curve_diff'] < 1e-6
-    else:
-        assert 0.5 < r['rmse_ratio'] < 2.0
-        assert r['esvr_settings'] == r['svr_settings'] == 48       # the same search budget
-        assert r['esvr_search_s'] > 0 and r['svr_search_s'] > 0
+def test_bench_cases_registered(case):
+    # run_case(case, quick=True) runs in the notebook (its "Timed, on the quick problems" cell asserts the timings,
+    # threads, floor, budget and quality of each) and in tests/test_bench.py (test_every_case_quick): not a third time
+    assert case in CASES and CASES[case].target and CASES[case].description
+    assert CASES[case].factory is getattr(Z, f'{case}_case')
 
 
 def test_full_bench_cases_repeat_at_least_five_times():

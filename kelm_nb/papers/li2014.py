@@ -22,6 +22,7 @@ import scipy.linalg as sla
 from scipy.special import logsumexp
 from scipy.stats import norm
 
+from ..calibration import labels_only
 from ..core import (ELMClassifier, KernelELMClassifier, encode_labels, limit_blas_threads)
 from ..experiments import (BenchCase, ReproductionTable, Table, bench_case, paired_p_values, run_tasks,
                                  single_threaded)
@@ -332,12 +333,14 @@ def _cv_folds(y, random_state):
 
 # %% ../../nbs/papers/06_li2014.ipynb #7224dc45
 def _cv_C(make, Ks, y, folds, Cs=CS):
-    "(C, mean accuracy): the C of Cs with the best 3-fold accuracy of `make(C)` fitted on precomputed kernel lists."
+    """(C, mean accuracy): the C of Cs with the best 3-fold accuracy of `make(C)` fitted on precomputed kernel lists
+    (labels only: the fold models' probabilities are never calibrated)."""
     score = np.zeros(len(Cs))
-    for tr, va in folds:
-        for c, C in enumerate(Cs):
-            m = make(C).fit(_sub(Ks, tr, tr), y[tr])
-            score[c] += _acc(y[va], m.predict(_sub(Ks, va, tr))) / len(folds)
+    with labels_only():
+        for tr, va in folds:
+            for c, C in enumerate(Cs):
+                m = make(C).fit(_sub(Ks, tr, tr), y[tr])
+                score[c] += _acc(y[va], m.predict(_sub(Ks, va, tr))) / len(folds)
     return Cs[int(np.argmax(score))], float(score.max())
 
 # %% ../../nbs/papers/06_li2014.ipynb #c0bbc39a
@@ -607,17 +610,19 @@ def _run_split(name, seed, with_qcqp):
     m, t = _fit_timed(MKLELMClassifier(list(PAPER_KERNELS), learn_C=True, solver='silp'), Xtr, ytr)
     out['mkl'] = dict(tsa=_acc(yte, m.predict(Xte)), tra=_acc(ytr, m.predict(Xtr)), time=t, iters=m.n_iter_,
                       w=np.r_[m.identity_weight_, m.kernel_weights_], C_eff=m.effective_C_)
-    m, _ = _fit_timed(MKLELMClassifier(list(PAPER_KERNELS), learn_C=True, fit_intercept=False), Xtr, ytr)
+    with labels_only():      # fits that only predict labels (the timed fits below calibrate, as a user's do)
+        m, _ = _fit_timed(MKLELMClassifier(list(PAPER_KERNELS), learn_C=True, fit_intercept=False), Xtr, ytr)
     out['mkl_nobias'] = dict(tsa=_acc(yte, m.predict(Xte)))
     Ks, diags = kernel_matrices(list(PAPER_KERNELS), Xtr)
     Kx, _ = kernel_matrices(list(PAPER_KERNELS), Xte, Xtr, train_diags=diags)
     folds = _cv_folds(ytr, seed)
     C, _ = _cv_C(lambda C: MKLELMClassifier('precomputed', C=C), Ks, ytr, folds)
-    m = MKLELMClassifier('precomputed', C=C).fit(Ks, ytr)
-    out['mkl_cv'] = dict(tsa=_acc(yte, m.predict(Kx)), C=C)
-    for key, theta in (('average', np.full(len(Ks), 1.0 / len(Ks))), ('easymkl', easymkl_weights(Ks, ytr))):
-        m = MKLELMClassifier('precomputed', C=C).fit(_combined(Ks, theta), ytr)
-        out[key] = dict(tsa=_acc(yte, m.predict(_combined(Kx, theta))), w=theta)
+    with labels_only():
+        m = MKLELMClassifier('precomputed', C=C).fit(Ks, ytr)
+        out['mkl_cv'] = dict(tsa=_acc(yte, m.predict(Kx)), C=C)
+        for key, theta in (('average', np.full(len(Ks), 1.0 / len(Ks))), ('easymkl', easymkl_weights(Ks, ytr))):
+            m = MKLELMClassifier('precomputed', C=C).fit(_combined(Ks, theta), ytr)
+            out[key] = dict(tsa=_acc(yte, m.predict(_combined(Kx, theta))), w=theta)
     m, t = _fit_timed(MEBClassifier(C), Ks, ytr)       # MK-ELM (MEB) at the C chosen for MKL-ELM
     out['meb'] = dict(tsa=_acc(yte, m.predict(Kx)), time=t, w=m.theta_, C=C, iters=m.n_iter_)
     single = [_cv_C(lambda C: KernelELMClassifier(C=C, kernel='precomputed', fit_intercept=False), [K], ytr, folds)
@@ -626,12 +631,13 @@ def _run_split(name, seed, with_qcqp):
     Ck = single[k][0]
     m, t = _fit_timed(KernelELMClassifier(C=Ck, kernel='precomputed', fit_intercept=False), Ks[k], ytr)
     out['sk'] = dict(tsa=_acc(yte, m.predict(Kx[k])), time=t, kernel=k, C=Ck)
-    gs = GridSearchCV(KernelELMClassifier(), {'C': list(CS)}, cv=folds).fit(Xtr, ytr)
-    out['rbf'] = dict(tsa=_acc(yte, gs.predict(Xte)), C=gs.best_params_['C'])
+    with labels_only():      # the searches score accuracy
+        gs = GridSearchCV(KernelELMClassifier(), {'C': list(CS)}, cv=folds).fit(Xtr, ytr)
+        out['rbf'] = dict(tsa=_acc(yte, gs.predict(Xte)), C=gs.best_params_['C'])
+        gs = GridSearchCV(ELMClassifier(C=None, fit_intercept=False, weight_range=(-1.0, 1.0),
+                                        hidden_layer='random', random_state=seed),
+                          {'n_hidden': [10, 20, 50, 100]}, cv=folds).fit(Xtr, ytr)
     out['svc'] = dict(tsa=_acc(yte, SVC().fit(Xtr, ytr).predict(Xte)))
-    gs = GridSearchCV(ELMClassifier(C=None, fit_intercept=False, weight_range=(-1.0, 1.0), hidden_layer='random',
-                                    random_state=seed),
-                      {'n_hidden': [10, 20, 50, 100]}, cv=folds).fit(Xtr, ytr)
     m, t = _fit_timed(gs.best_estimator_, Xtr, ytr)
     out['elm'] = dict(tsa=_acc(yte, m.predict(Xte)), time=t)
     if with_qcqp:
@@ -933,12 +939,13 @@ def _elm_variant(variant, Xtr, Xte, ytr, yte, seed):
         grid = {'n_hidden': [*ELM_LS, 200, 500]}
     elif variant == 'elm_regularized':
         base, grid = base.set_params(n_hidden=500), {'C': list(WIDE_CS[::2])}
-    model = GridSearchCV(base, grid, cv=_cv_folds(ytr, seed)).fit(Xtr, ytr).best_estimator_
-    if variant == 'elm_training_rate':
-        return _acc(ytr, model.predict(Xtr))
-    if variant == 'elm_test_in_training':
-        model.fit(np.vstack([Xtr, Xte]), np.r_[ytr, yte])
-    return _acc(yte, model.predict(Xte))
+    with labels_only():
+        model = GridSearchCV(base, grid, cv=_cv_folds(ytr, seed)).fit(Xtr, ytr).best_estimator_
+        if variant == 'elm_training_rate':
+            return _acc(ytr, model.predict(Xtr))
+        if variant == 'elm_test_in_training':
+            model.fit(np.vstack([Xtr, Xte]), np.r_[ytr, yte])
+        return _acc(yte, model.predict(Xte))
 
 # %% ../../nbs/papers/06_li2014.ipynb #f6cfad63
 def gap_variant_split(name, seed, variant):
@@ -980,7 +987,8 @@ def gap_variant_split(name, seed, variant):
             Ks, diags = kernel_matrices(kernels, Xtr)
             Kx, _ = kernel_matrices(kernels, Xte, Xtr, train_diags=diags)
             C, _ = _cv_C(lambda C: MKLELMClassifier('precomputed', C=C), Ks, ytr, _cv_folds(ytr, seed), WIDE_CS)
-            return _acc(yte, MKLELMClassifier('precomputed', C=C).fit(Ks, ytr).predict(Kx))
+            with labels_only():
+                return _acc(yte, MKLELMClassifier('precomputed', C=C).fit(Ks, ytr).predict(Kx))
         model = MKLELMClassifier(kernels, learn_C=True, solver='silp')
         if variant == 'test_in_training':
             model, _ = _fit_timed(model, np.vstack([Xtr, Xte]), np.r_[ytr, yte])
