@@ -494,15 +494,16 @@ def _outer_fold_results(name, protocol, kernels, units, random_state=0, n_jobs=1
     chosen, tasks = [], []
     for r, (key, fold) in enumerate(rows):
         kernel, values = _row_kernel(key, p)
-        scores, capped = _grid_mean(units[r * per_fold:(r + 1) * per_fold])
+        fold_units = units[r * per_fold:(r + 1) * per_fold]
+        scores, capped = _grid_mean(fold_units)
         i, j, k = np.unravel_index(np.argmin(scores), scores.shape)
-        chosen.append((dict(C=p['C'][i], epsilon=p['epsilon'][j], value=values[k]), capped, scores.size * per_fold))
+        chosen.append(dict(best=dict(C=p['C'][i], epsilon=p['epsilon'][j], value=values[k]), capped=capped,
+                           fits=scores.size * per_fold + 1, seconds=sum(u['seconds'] for u in fold_units)))
         tasks.append((name, p['max_rows'], kernel, p['C'][i], p['epsilon'][j], values[k], p['outer'], fold,
                       p['max_iter'], random_state))
     tests = run_tasks(_outer_fold_test, tasks, n_jobs=n_jobs, desc=f'refits {name}', progress=progress)
-    return [dict(t, best=best, capped=capped + t['capped'], fits=fits + 1,
-                 seconds=t['seconds'] + sum(u['seconds'] for u in units[r * per_fold:(r + 1) * per_fold]))
-            for r, (t, (best, capped, fits)) in enumerate(zip(tests, chosen))]
+    return [{**t, **c, 'capped': c['capped'] + t['capped'], 'seconds': c['seconds'] + t['seconds']}
+            for t, c in zip(tests, chosen)]
 
 # %% ../../nbs/papers/03_frenay2011.ipynb #84e498c8
 def _kernel_run(name, key, folds, n):
