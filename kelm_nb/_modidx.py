@@ -526,6 +526,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'kelm_nb.kernels._half_inverse_variance': ('kernels.html#_half_inverse_variance', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels._inner_products': ('kernels.html#_inner_products', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels._is_row_pair': ('kernels.html#_is_row_pair', 'kelm_nb/kernels.py'),
+                                 'kelm_nb.kernels._libsvm_iteration_limit': ('kernels.html#_libsvm_iteration_limit', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels._log_sigma_gradient': ('kernels.html#_log_sigma_gradient', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels._one_minus_square': ('kernels.html#_one_minus_square', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels._out_dtype': ('kernels.html#_out_dtype', 'kelm_nb/kernels.py'),
