@@ -29,7 +29,7 @@ from .calibration import ProbabilityMixin, cross_validated_scores, fit_decision_
 from .core import (ACTIVATIONS, IllConditionedWarning, RandomHiddenLayer, RBFHiddenLayer, block_rows,
                           check_memory, check_positive, decode_scores, encode_labels, hidden_output,
                           keep_state_on_error, normal_equations, _auto_c_primal, _check_lengths, _check_shape_2d,
-                          _exp_reduced, _validate_fit)
+                          _exp_reduced, _validate_fit, _EXP_SHIFTER)
 from .jit import compile_notice
 
 
@@ -238,18 +238,30 @@ def _as_float(typingctx, bits):
         return builder.bitcast(args[0], ir.DoubleType())
     return types.float64(types.int64), codegen
 
+# %% ../nbs/07_kos_elm.ipynb #e7b1a002
+@intrinsic
+def _as_bits(typingctx, x):
+    "The int64 bit pattern of the float64 `x` (jitted code only): `np.float64(x).view(np.int64)` of a scalar."
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.int64(types.float64), codegen
+
+
+_SHIFTER_BITS = int(np.float64(_EXP_SHIFTER).view(np.int64))   # n + 1.5 * 2**52 holds the integer n in its low bits
+
 # %% ../nbs/07_kos_elm.ipynb #49a9941c
 @njit(inline='always')
 def _exp_nonpositive(x):
     """exp(x) for x <= 0, as a formula numba vectorises in a loop (the scalar `math.exp` calls cost a third of a KRLS
     step): x = n ln 2 + f with |f| <= ln2 / 2 (Cody-Waite split of ln 2), e^f by its degree-13 Taylor polynomial
-    (`_exp_reduced`), 2^n written into the exponent bits (`_as_float`). Agrees with `math.exp` to 2e-15 relative on
-    [-50, 0] (measured); arguments below -708 give about 1e-308 (zero, for a kernel value)."""
+    (`_exp_reduced`), 2^n written into the exponent bits (`_as_float`) from the bits of n + 1.5 * 2^52 (`_as_bits`):
+    no float-to-integer conversion, so every operation has a vector instruction. Agrees with `math.exp` to 2e-15
+    relative on [-50, 0] (measured); arguments below -708 give about 1e-308 (zero, for a kernel value)."""
     if x < -708.0:
         x = -708.0
-    n = math.floor(x * 1.4426950408889634 + 0.5)
+    n = np.floor(x * 1.4426950408889634 + 0.5)
     f = (x - n * 0.693145751953125) - n * 1.4286068203094173e-06
-    return _exp_reduced(f) * _as_float((n + 1023) << 52)
+    return _exp_reduced(f) * _as_float((_as_bits(n + _EXP_SHIFTER) - _SHIFTER_BITS + 1023) << 52)
 
 # %% ../nbs/07_kos_elm.ipynb #7c9f946f
 @njit(cache=True, fastmath=_FM)
@@ -812,6 +824,33 @@ def _rank_update(P, m, V, first, nb):
             for j in range(i):
                 P[j, i] = P[i, j]
 
+# %% ../nbs/07_kos_elm.ipynb #e7b1a005
+@njit(cache=True, fastmath=_FM, inline='always')
+def _ald_step(B, Y, E, t, m, l, u, V, first, nb):
+    """The rejected sample's RLS step at the budget, for row t of (Y, E), l = W k: u = P l (in place) still holds the
+    terms v of rows first .. first + nb - 1 of V, which it loses here (u -= (v'l) v each); then the a-priori errors
+    E[t] = Y[t] - l'beta, g = 1 / (1 + l'u), beta (B) += u e g, and the step's own term v = sqrt(g) u goes to row
+    first + nb of V. The step `_ald_frozen_run` and `_ald_block_run` share."""
+    for q in range(first, first + nb):
+        Vq = V[q]
+        s = 0.0
+        for i in range(m):
+            s += Vq[i] * l[i]
+        for i in range(m):
+            u[i] -= s * Vq[i]
+    lPl = 0.0
+    for i in range(m):
+        lPl += l[i] * u[i]
+    _apriori_errors(l, m, B, Y, E, t)                       # f(x) = l'beta
+    g = 1.0 / (1.0 + lPl)
+    for o in range(B.shape[1]):
+        h = E[t, o] * g
+        for i in range(m):
+            B[i, o] += u[i] * h
+    sg, Vn = math.sqrt(g), V[first + nb]
+    for i in range(m):
+        Vn[i] = u[i] * sg
+
 # %% ../nbs/07_kos_elm.ipynb #b0a1d007
 @njit(cache=True, fastmath=_FM)
 def _ald_frozen_run(X, Y, E, state, config):
@@ -820,7 +859,7 @@ def _ald_frozen_run(X, Y, E, state, config):
     g = 1 / (1 + l'u). P's terms v = sqrt(g) u wait in work rows 3, 4, ... (counts[_N_PENDING] of them, across
     calls) and are applied `_ALD_BLOCK` at a time (`_rank_update`): meanwhile u = P l - sum_b (v_b'l) v_b, the same
     recursion. `state` and `config` are a `_KOSState` and a `_KOSConfig` as plain tuples. Returns 0, or -1 (nothing
-    changed) when X or Y holds NaN or infinity."""
+    changed) when X or Y holds NaN or infinity. The step itself is `_ald_step`."""
     if not _all_finite(X, Y):
         return -1
     st, cf = _KOSState(*state), _KOSConfig(*config)
@@ -831,26 +870,8 @@ def _ald_frozen_run(X, Y, E, state, config):
     for t in range(X.shape[0]):
         _krow_cols(cf.kern, DT, m, X[t], kbuf)
         _matvec(W, m, kbuf, lbuf, True)                        # l = W k
-        _matvec(P, m, lbuf, ubuf, False)                       # u = P l ...
-        for b in range(3, 3 + nb):                              # ... less the pending terms
-            Vb = work[b]
-            s = 0.0
-            for i in range(m):
-                s += Vb[i] * lbuf[i]
-            for i in range(m):
-                ubuf[i] -= s * Vb[i]
-        lPl = 0.0
-        for i in range(m):
-            lPl += lbuf[i] * ubuf[i]
-        _apriori_errors(lbuf, m, B, Y, E, t)                    # f(x) = l'beta
-        g = 1.0 / (1.0 + lPl)
-        for o in range(B.shape[1]):
-            h = E[t, o] * g
-            for i in range(m):
-                B[i, o] += ubuf[i] * h
-        sg, Vn = math.sqrt(g), work[3 + nb]
-        for i in range(m):
-            Vn[i] = ubuf[i] * sg
+        _matvec(P, m, lbuf, ubuf, False)                       # u = P l, less the pending terms in `_ald_step`
+        _ald_step(B, Y, E, t, m, lbuf, ubuf, work, 3, nb)
         nb += 1
         if nb == _ALD_BLOCK:
             _rank_update(P, m, work, 3, nb)
@@ -869,9 +890,9 @@ def _ald_block_run(X, Y, E, state, config):
     """`_ald_frozen_run` in blocks, for batches: the same recursion, with the dense products done by BLAS. The kernel
     rows of `_ALD_ROWS` samples (the dictionary is fixed) give their l = W k in one matrix product; a block of
     `_ALD_ROW_BLOCK` samples gets G = [l_t]' P in one product, and sample t of the block corrects its row,
-    u = P l - sum_b (v_b'l) v_b over the block's earlier terms; the block's terms then update P (`_rank_update`).
-    Pending terms of earlier calls are applied first, none are left. P must be m x m (the buffers at the budget).
-    Returns 0, or -1 (nothing changed) when X or Y holds NaN or infinity."""
+    u = P l - sum_b (v_b'l) v_b over the block's earlier terms (`_ald_step`); the block's terms then update P
+    (`_rank_update`). Pending terms of earlier calls are applied first, none are left. P must be m x m (the buffers
+    at the budget). Returns 0, or -1 (nothing changed) when X or Y holds NaN or infinity."""
     if not _all_finite(X, Y):
         return -1
     st, cf = _KOSState(*state), _KOSConfig(*config)
@@ -879,7 +900,7 @@ def _ald_block_run(X, Y, E, state, config):
     m, n, nblk = counts[_N_DICT], X.shape[0], _ALD_ROW_BLOCK
     _rank_update(P, m, work, 3, counts[_N_PENDING])
     DT, WT = np.ascontiguousarray(D[:m].T), np.ascontiguousarray(W[:m, :m].T)
-    Kc, Lc, G, V = np.empty((_ALD_ROWS, m)), np.empty((_ALD_ROWS, m)), np.empty((nblk, m)), np.empty((nblk, m))
+    Kc, Lc, G, V = np.empty((_ALD_ROWS, m)), np.empty((_ALD_ROWS, m)), np.empty((nblk, m)), np.empty((nblk + 1, m))
     for c0 in range(0, n, _ALD_ROWS):
         nc = min(n - c0, _ALD_ROWS)
         for r in range(nc):
@@ -888,27 +909,8 @@ def _ald_block_run(X, Y, E, state, config):
         for b0 in range(0, nc, nblk):
             nb = min(nc - b0, nblk)
             np.dot(Lc[b0:b0 + nb], P, G[:nb])                     # (P l)' for the block (P symmetric)
-            for r in range(nb):
-                t, l, u = c0 + b0 + r, Lc[b0 + r], G[r]
-                for q in range(r):                                # less the block's earlier terms
-                    Vq = V[q]
-                    s = 0.0
-                    for i in range(m):
-                        s += Vq[i] * l[i]
-                    for i in range(m):
-                        u[i] -= s * Vq[i]
-                lPl = 0.0
-                for i in range(m):
-                    lPl += l[i] * u[i]
-                _apriori_errors(l, m, B, Y, E, t)                 # f(x) = l'beta
-                g = 1.0 / (1.0 + lPl)
-                for o in range(B.shape[1]):
-                    h = E[t, o] * g
-                    for i in range(m):
-                        B[i, o] += u[i] * h
-                sg, Vr = math.sqrt(g), V[r]
-                for i in range(m):
-                    Vr[i] = u[i] * sg
+            for r in range(nb):                                   # less the block's earlier terms
+                _ald_step(B, Y, E, c0 + b0 + r, m, Lc[b0 + r], G[r], V, 0, r)
             _rank_update(P, m, V, 0, nb)
     counts[_N_PENDING] = 0
     counts[_N_SEEN] += n
