@@ -954,7 +954,7 @@ def _kos_throughput_case(quick=False):
     def quality(r_ours, r_peer):
         return _throughput_figures(n, cpu, r_ours, r_peer, Xr, yr)
 
-    return BenchCase(ours=ours, peer=peer, quality=quality, floor=floor, repeats=3 if quick else 5, threads=1)
+    return BenchCase(ours=ours, peer=peer, quality=quality, floor=floor, repeats=2 if quick else 5, threads=1)
 
 # %% ../../nbs/papers/07_scardapane2015.ipynb #aff37a21
 @bench_case('kos_vs_kelm', target='ratio <= 0.3333 and nrmse_ratio <= 1.02',
@@ -987,7 +987,7 @@ def _kos_vs_kelm_case(quick=False):
                 'paper_delta_nrmse_ratio': e_paper / e_peer, 'paper_delta_dictionary': int(paper.dictionary_.shape[0]),
                 'paper_delta_s': paper_s}
 
-    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=3 if quick else 5, threads=1)
+    return BenchCase(ours=ours, peer=peer, quality=quality, repeats=2 if quick else 5, threads=1)
 
 # %% ../../nbs/papers/07_scardapane2015.ipynb #5c90a52d
 def _full_size_table(ds, res):
