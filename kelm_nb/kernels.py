@@ -846,7 +846,7 @@ def _positive_weight_rows(X, y, sample_weight):
         raise ValueError("sample_weight must have at least one positive entry")
     return rows, X[rows], y[rows], sample_weight[rows]
 
-# %% ../nbs/03_kernels.ipynb #fcb7d47b
+# %% ../nbs/03_kernels.ipynb #5487ffd2
 LIBSVM_SAFEGUARD_ITER = 10**7
 
 def _libsvm_iteration_limit(max_iter, n_rows):
