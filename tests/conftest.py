@@ -8,10 +8,10 @@
   scikit-learn's estimator checks (``test_sklearn_compatible``, some 2,900 cases) and without the tests marked
   ``@pytest.mark.whole`` (sweeps over a paper's whole grid), which the full run keeps. Most of its time with an
   empty numba cache is compilation: ``NUMBA_CACHE_DIR=<a folder of your own>`` keeps the compiled kernels from one
-  run to the next (only when it is unset does each session get a fresh folder). Measured with two workers and an
-  empty cache: 140 CPU-s in the tests and 57 in the numba warm-up below, 197 in all (the tests alone took 205
-  without the warm-up, the two workers compiling some kernels twice), so about 100 s on two free cores, within the
-  loop's 2 minutes.
+  run to the next (only when it is unset does each session get a fresh folder). Measured with two workers: with
+  a kept cache 152 CPU-s in all (62 and 67 per worker), about 70 s on two free cores, within the loop's 2 minutes;
+  with an empty cache 205 CPU-s in the tests (whole worker processes 114 and 112, collection included, so about
+  1.9 minutes), the extra being compilation.
 * ``--cpu-durations N`` prints, after the run, the CPU seconds summed over all tests, each worker process's own total
   and the N tests that took most CPU (0: every test); ``--cpu-json FILE`` writes every test's figure to FILE. A
   test's CPU seconds are those of its process and of the child processes it waited for, over setup, call and
@@ -26,13 +26,6 @@
   of SHARED_FIXTURES first (most tests first), then the other tests in collection order, and the notebooks come
   first in it, the longest first (``_notebooks_first``; their order is test_notebooks.py's): the many short unit
   tests fill in behind them, so that no long notebook starts last and runs on alone.
-* Numba warm-up: a run of the whole ``tests`` folder on several workers with the session's own (fresh) numba cache
-  first compiles every estimator's kernels once, as ``kelm-nb warmup`` does, in two processes started by the
-  controller while the workers collect (``_start_warm_up``; the estimators split by module, so that no kernel
-  compiles in both). The scheduler hands out the first tests once it has finished (``_wait_for_warm_up``). Without
-  it each worker, and each notebook's process, compiled a kernel that the cache did not hold yet, and the two workers
-  often compiled the same one at the same time. Its CPU seconds are one entry of ``--cpu-durations`` and
-  ``--cpu-json`` (``WARM_UP_ENTRY``). ``KELM_NB_WARMUP=0`` leaves it out.
 * Threads: in one process numba gets one thread per usable core (``NUMBA_NUM_THREADS``); under pytest-xdist each
   worker gets its share of the cores (cores // workers: one on a 2-core machine) for numba and for BLAS
   (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``), since two workers each running two BLAS
@@ -45,11 +38,8 @@ import json
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
-import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -77,9 +67,8 @@ if not os.environ.get('NUMBA_CACHE_DIR'):
     os.environ['NUMBA_CACHE_DIR'] = _OWN_NUMBA_CACHE
 
 
-def _env_true(name, default=False):
-    value = os.environ.get(name, '').strip().lower()
-    return default if not value else value not in ('0', 'false', 'no', 'off')
+def _env_true(name):
+    return os.environ.get(name, '').strip().lower() not in ('', '0', 'false', 'no', 'off')
 
 
 WHOLE_RUNS = ('test_notebooks.py', 'test_docs.py', 'test_fuzz.py', 'test_bench.py', 'test_cli.py',
@@ -90,62 +79,6 @@ SHARED_FIXTURES = ('test_docs.py', 'test_distributed.py', 'test_bench.py')
 # Parametrised tests whose cases compile the same numba kernels (with an empty cache, seconds each): one work unit
 # each, so the kernels compile once in one worker instead of at the same time in both.
 SAME_WORKER = ('tests/test_mkl.py::test_gaussian_bank_jitted[',)
-
-WARM_UP_ENTRY = 'session: numba warm-up of every estimator (controller, before the first test)'
-WARM_UP_SHARES = 2
-# One warm-up process: `kelm-nb warmup` for its share of the package root's estimators. The estimators of one module
-# share kernels, so a module's estimators go to one process; the modules are shared out longest first by the
-# CPU seconds of their first compilation (measured; a module not listed counts 1).
-_WARM_UP = textwrap.dedent('''
-    import sys
-    import kelm_nb
-    from kelm_nb.cli import main
-    COST = {'kelm_nb.kos_elm': 24, 'kelm_nb.nu_oelm': 11, 'kelm_nb.mkl': 9}
-    share, shares = int(sys.argv[1]), int(sys.argv[2])
-    modules = {}
-    for name in kelm_nb.__all__:
-        modules.setdefault(getattr(kelm_nb, name).__module__, []).append(name)
-    load, mine = [0.0] * shares, []
-    for module in sorted(modules, key=lambda m: (-COST.get(m, 1), m)):
-        k = load.index(min(load))
-        load[k] += COST.get(module, 1)
-        if k == share: mine += modules[module]
-    raise SystemExit(main(['warmup', *mine]) if mine else 0)
-''')
-
-
-def _whole_folder(config):
-    "True when the session runs every test of the tests folder (no file, test or -k / -m selection)."
-    here = Path(__file__).resolve().parent
-    if config.option.keyword or config.option.markexpr: return False
-    return all(Path(arg).resolve() == here for arg in config.args)
-
-
-def _start_warm_up(config):
-    "On the xdist controller, for a whole-folder run with the session's own numba cache: start the warm-up processes."
-    if (os.environ.get('PYTEST_XDIST_WORKER') or not config.pluginmanager.hasplugin('dsession')
-            or _OWN_NUMBA_CACHE is None or not _env_true('KELM_NB_WARMUP', default=True)
-            or not _whole_folder(config)):
-        return
-    log = tempfile.TemporaryFile()
-    config._kelm_warm_up = dict(log=log, start=time.perf_counter(), procs=[
-        subprocess.Popen([sys.executable, '-c', _WARM_UP, str(k), str(WARM_UP_SHARES)], stdin=subprocess.DEVNULL,
-                         stdout=log, stderr=log, cwd=Path(__file__).resolve().parents[1])
-        for k in range(WARM_UP_SHARES)])
-
-
-def _wait_for_warm_up(config):
-    "Wait for the warm-up processes (if any) and record their CPU seconds, exit statuses and wall time."
-    warm = getattr(config, '_kelm_warm_up', None)
-    if warm is None or 'cpu_s' in warm: return
-    cpu, codes = 0.0, []
-    for proc in warm['procs']:
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        codes.append(proc.returncode)
-        cpu += usage.ru_utime + usage.ru_stime
-    warm.update(cpu_s=round(cpu, 3), wall_s=round(time.perf_counter() - warm['start'], 3), codes=codes)
-    _CPU[WARM_UP_ENTRY] = dict(cpu_s=warm['cpu_s'], wall_s=warm['wall_s'], worker='main')
 
 
 def pytest_addoption(parser):
@@ -210,10 +143,6 @@ def pytest_xdist_make_scheduler(config, log):
             scope = super()._split_scope(nodeid)  # an `xdist_group` mark's name, where xdist could add it
             return _shared_fixture_scope(nodeid, scope) if scope == nodeid else scope
 
-        def schedule(self):
-            if self.collection is None: _wait_for_warm_up(config)   # the first tests start on a warm cache
-            super().schedule()
-
     return SharedFixtureScheduling(config, log)
 
 
@@ -247,16 +176,7 @@ def console_script():
     return found
 
 
-def pytest_sessionstart(session):
-    _start_warm_up(session.config)
-
-
 def pytest_unconfigure(config):
-    warm = getattr(config, '_kelm_warm_up', None)
-    if warm is not None and 'cpu_s' not in warm:   # never waited for (no test was scheduled)
-        for proc in warm['procs']:
-            proc.kill()
-            proc.wait()
     if _OWN_NUMBA_CACHE is not None:
         shutil.rmtree(_OWN_NUMBA_CACHE, ignore_errors=True)
 
@@ -318,11 +238,6 @@ def pytest_terminal_summary(terminalreporter, config):
     top, path = config.getoption('--cpu-durations'), config.getoption('--cpu-json')
     if not _WORKER_CPU: _WORKER_CPU['main'] = round(_cpu_now(), 1)
     if path: Path(path).write_text(json.dumps(dict(tests=_CPU, workers=_WORKER_CPU), indent=1))
-    warm = getattr(config, '_kelm_warm_up', None)
-    if warm is not None and any(warm.get('codes', ())):   # the tests compile what it did not: a note, not a failure
-        warm['log'].seek(0)
-        terminalreporter.write_line('numba warm-up failed (exit statuses %s):\n%s' % (
-            warm['codes'], warm['log'].read().decode(errors='replace')[-3000:]))
     if top is None or not _CPU: return
     rows = sorted(_CPU.items(), key=lambda kv: -kv[1]['cpu_s'])
     total = sum(v['cpu_s'] for _, v in rows)
