@@ -10,7 +10,8 @@
   empty numba cache is compilation: ``NUMBA_CACHE_DIR=<a folder of your own>`` keeps the compiled kernels from one
   run to the next (only when it is unset does each session get a fresh folder). Measured with two workers: with
   a kept cache 152 CPU-s in all (62 and 67 per worker), about 70 s on two free cores, within the loop's 2 minutes;
-  with an empty cache 267 CPU-s (about 130 per worker, so about 2.2 minutes), the extra being compilation.
+  with an empty cache 205 CPU-s in the tests (whole worker processes 114 and 112, collection included, so about
+  1.9 minutes), the extra being compilation.
 * ``--cpu-durations N`` prints, after the run, the CPU seconds summed over all tests, each worker process's own total
   and the N tests that took most CPU (0: every test); ``--cpu-json FILE`` writes every test's figure to FILE. A
   test's CPU seconds are those of its process and of the child processes it waited for, over setup, call and

@@ -42,11 +42,26 @@ def _finite(obj):
     return True
 
 
+_LAST = []
+
+
+def _write_last(text):
+    """Put `text` in `<OUT>.last`, before the call it describes. The file stays open: each call rewrites it in place
+    and flushes it to the operating system (what a crash of this process leaves behind), where opening it afresh
+    and truncating it to nothing for every call made the file system write it out each time (a few milliseconds
+    per call on a busy disk)."""
+    if not _LAST: _LAST.append(open(OUT + '.last', 'w'))
+    f = _LAST[0]
+    f.seek(0)
+    f.write(text)
+    f.truncate()
+    f.flush()
+
+
 def _record(name, call, describe):
     "Run `call()`, classify the outcome, count it."
     COUNTS['calls'] += 1
-    with open(OUT + '.last', 'w') as f:
-        f.write(f'{name}: {describe}\n')
+    _write_last(f'{name}: {describe}\n')
     try:
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')

@@ -4,6 +4,7 @@ import io
 import json
 import re
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -280,7 +281,43 @@ def _quick_once(name):
     return {f'quality_{k}' if k in RESERVED_FIELDS else k: _clean_number(v) for k, v in dict(quality).items()}
 
 
-@pytest.mark.parametrize('name', RUN_CASES)
+# Cases that a notebook runs in quick mode (`run_case` / `run_cases`: warm-up, repeats, timing) and whose result it
+# checks with the quality figure of QUALITY below: the notebook test checks them, so test_every_case_quick does not
+# run them a second time. Each entry names the notebook and the assertion it must hold (test_notebook_checks_quality).
+CHECKED_IN_NOTEBOOK = {
+    'elm_fit': ('08_bench.ipynb', "assert r['max_rel_diff'] < 1e-6"),
+    'kelm_fit': ('08_bench.ipynb', "assert r['max_rel_diff'] < 1e-6"),
+    'kelm_nystrom': ('08_bench.ipynb', "assert ny['nrmse_ratio_m2000'] < 1.2"),
+    'elm_out_of_core': ('08_bench.ipynb', "assert ooc['peak_rss_mb'] < 2048 and ooc['max_coef_diff'] < 1e-8"),
+    'mackey_glass_rk4': ('08_bench.ipynb', "assert mg['max_abs_diff_first_100'] < 1e-8"),
+    'cross_test_overhead': ('08_bench.ipynb', "assert ct['max_abs_diff'] <= 1e-10 * ct['peer_mse']"),
+    'esvr_fit': ('papers/04_zhu2014.ipynb', "assert r['max_rel_diff_floor'] < 1e-6"),
+    'esvr_fit_1thread': ('papers/04_zhu2014.ipynb', "assert r['max_rel_diff_floor'] < 1e-6"),
+    'esvr_nu_path_cv': ('papers/04_zhu2014.ipynb', "assert r['same_choice'] == 1.0 and r['max_rel_curve_diff'] < 1e-6"),
+    'esvr_vs_svr': ('papers/04_zhu2014.ipynb', "assert 0.5 < r['rmse_ratio'] <= 1.0"),
+}
+NBS = Path(__file__).resolve().parents[1] / 'nbs'
+
+
+def _checked_cells(notebook):
+    "Source of the code cells that the notebook test runs (not '#| slow', not 'eval: false')."
+    cells = json.loads((NBS / notebook).read_text())['cells']
+    sources = (''.join(c['source']) for c in cells if c['cell_type'] == 'code')
+    return [s for s in sources if not re.search(r'^#\|\s*(slow\b|eval:\s*false)', s, re.M)]
+
+
+@pytest.mark.parametrize('name', sorted(CHECKED_IN_NOTEBOOK))
+def test_notebook_checks_quality(name):
+    "The notebook runs the case in quick mode through the harness and asserts its quality figure."
+    notebook, assertion = CHECKED_IN_NOTEBOOK[name]
+    cells = _checked_cells(notebook)
+    runs = [s for s in cells if re.search(r'\brun_cases?\(', s) and f"'{name}'" in s and 'quick=True' in s]
+    assert runs, f'{notebook} does not run {name} in quick mode'
+    assert any(assertion in s for s in cells), f'{notebook} does not assert {assertion!r}'
+    assert name in QUALITY
+
+
+@pytest.mark.parametrize('name', [n for n in RUN_CASES if n not in CHECKED_IN_NOTEBOOK])
 def test_every_case_quick(name):
     try:
         q = _quick_once(name)
