@@ -34,7 +34,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from .calibration import ProbabilityMixin, fit_decision_calibration
 from .jit import compile_notice
 from .core import (KERNELS, IllConditionedWarning, OneVsAllClassifierMixin, TargetRegressorMixin, _check_bool,
-                          _inverse_diagonal,
+                          _inverse_diagonal, _threadpool_controller,
                           _validate_fit, _validate_predict, check_array_2d, check_memory, check_positive,
                           compute_kernel, encode_labels, keep_state_on_error, kernel_product, limit_blas_threads)
 
@@ -693,15 +693,19 @@ _SHORT_BLAS_N = 3000   # below this size every BLAS call of a solver iteration i
 @contextlib.contextmanager
 def _solver_threads(n):
     """One BLAS thread (N <= 3000) and one numba thread (N <= 500) for the many short calls of a solver loop on small
-    problems; the library's settings otherwise."""
+    problems; the library's settings otherwise. A limit already in force is not imposed again: threadpoolctl's limit
+    and restore cost about 0.1 ms, as much as a Cholesky factorisation at N = 100, while asking the BLAS libraries
+    their thread counts costs microseconds."""
     saved = numba.get_num_threads()
-    if n <= _SHORT_NUMBA_N:
+    if n <= _SHORT_NUMBA_N and saved > 1:
         numba.set_num_threads(1)
+    blas = [c.num_threads for c in _threadpool_controller().lib_controllers if c.user_api == 'blas']
     try:
-        with limit_blas_threads(1 if n <= _SHORT_BLAS_N else None):
+        with limit_blas_threads(1 if n <= _SHORT_BLAS_N and max(blas, default=1) > 1 else None):
             yield
     finally:
-        numba.set_num_threads(saved)
+        if numba.get_num_threads() != saved:
+            numba.set_num_threads(saved)
 
 # %% ../nbs/06_mkl.ipynb #f8adfdea
 @dataclass
