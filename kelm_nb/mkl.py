@@ -694,8 +694,8 @@ _SHORT_BLAS_N = 3000   # below this size every BLAS call of a solver iteration i
 def _solver_threads(n):
     """One BLAS thread (N <= 3000) and one numba thread (N <= 500) for the many short calls of a solver loop on small
     problems; the library's settings otherwise. A limit already in force is not imposed again: threadpoolctl's limit
-    and restore cost about 0.1 ms, as much as a Cholesky factorisation at N = 100, while asking the BLAS libraries
-    their thread counts costs microseconds."""
+    and restore cost 25-40 us, as much as a Cholesky factorisation at N = 100 (one thread), while asking the BLAS
+    libraries their thread counts costs a few."""
     saved = numba.get_num_threads()
     if n <= _SHORT_NUMBA_N and saved > 1:
         numba.set_num_threads(1)
