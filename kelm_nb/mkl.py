@@ -31,7 +31,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from .calibration import ProbabilityMixin, fit_decision_calibration
+from .calibration import _LABELS_ONLY, ProbabilityMixin, fit_decision_calibration
 from .jit import compile_notice
 from .core import (KERNELS, IllConditionedWarning, OneVsAllClassifierMixin, TargetRegressorMixin, _check_bool,
                           _inverse_diagonal, _threadpool_controller,
@@ -2349,7 +2349,9 @@ class _MKLClassifierFit:
 
     @keep_state_on_error
     def fit(self, X, y, sample_weight=None):
-        """Fit to inputs X (or precomputed Gram matrices) and labels y of any type, and calibrate `predict_proba`.
+        """Fit to inputs X (or precomputed Gram matrices) and labels y of any type, and calibrate `predict_proba`
+        (inside `kelm_nb.calibration.labels_only()` no calibration and no leave-one-out values for it: a
+        `calibration_` of None, the same predictions).
 
         Parameters
         ----------
@@ -2368,9 +2370,10 @@ class _MKLClassifierFit:
         if self.class_weight is not None:
             cw = compute_sample_weight(self.class_weight, y)
             sample_weight = cw if sample_weight is None else cw * _check_sample_weight(sample_weight, T)
-        r, rows = self._fit_targets(X, T, sample_weight, C, loo=True)
+        labels = _LABELS_ONLY.get()         # a search that scores labels: the leave-one-out diagonal would go unused
+        r, rows = self._fit_targets(X, T, sample_weight, C, loo=not labels)
         self.classes_ = classes
-        self.calibration_ = _calibrate(self, X, T, y, r, rows)
+        self.calibration_ = None if labels else _calibrate(self, X, T, y, r, rows)
         return self
 
 
