@@ -31,10 +31,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from .calibration import ProbabilityMixin, fit_decision_calibration
+from .calibration import _LABELS_ONLY, ProbabilityMixin, fit_decision_calibration
 from .jit import compile_notice
 from .core import (KERNELS, IllConditionedWarning, OneVsAllClassifierMixin, TargetRegressorMixin, _check_bool,
-                          _inverse_diagonal,
+                          _inverse_diagonal, _threadpool_controller,
                           _validate_fit, _validate_predict, check_array_2d, check_memory, check_positive,
                           compute_kernel, encode_labels, keep_state_on_error, kernel_product, limit_blas_threads)
 
@@ -693,15 +693,19 @@ _SHORT_BLAS_N = 3000   # below this size every BLAS call of a solver iteration i
 @contextlib.contextmanager
 def _solver_threads(n):
     """One BLAS thread (N <= 3000) and one numba thread (N <= 500) for the many short calls of a solver loop on small
-    problems; the library's settings otherwise."""
+    problems; the library's settings otherwise. A limit already in force is not imposed again: threadpoolctl's limit
+    and restore cost 25-40 us, as much as a Cholesky factorisation at N = 100 (one thread), while asking the BLAS
+    libraries their thread counts costs a few."""
     saved = numba.get_num_threads()
-    if n <= _SHORT_NUMBA_N:
+    if n <= _SHORT_NUMBA_N and saved > 1:
         numba.set_num_threads(1)
+    blas = [c.num_threads for c in _threadpool_controller().lib_controllers if c.user_api == 'blas']
     try:
-        with limit_blas_threads(1 if n <= _SHORT_BLAS_N else None):
+        with limit_blas_threads(1 if n <= _SHORT_BLAS_N and max(blas, default=1) > 1 else None):
             yield
     finally:
-        numba.set_num_threads(saved)
+        if numba.get_num_threads() != saved:
+            numba.set_num_threads(saved)
 
 # %% ../nbs/06_mkl.ipynb #f8adfdea
 @dataclass
@@ -2345,7 +2349,9 @@ class _MKLClassifierFit:
 
     @keep_state_on_error
     def fit(self, X, y, sample_weight=None):
-        """Fit to inputs X (or precomputed Gram matrices) and labels y of any type, and calibrate `predict_proba`.
+        """Fit to inputs X (or precomputed Gram matrices) and labels y of any type, and calibrate `predict_proba`
+        (inside `kelm_nb.calibration.labels_only()` no calibration and no leave-one-out values for it: a
+        `calibration_` of None, the same predictions).
 
         Parameters
         ----------
@@ -2364,9 +2370,10 @@ class _MKLClassifierFit:
         if self.class_weight is not None:
             cw = compute_sample_weight(self.class_weight, y)
             sample_weight = cw if sample_weight is None else cw * _check_sample_weight(sample_weight, T)
-        r, rows = self._fit_targets(X, T, sample_weight, C, loo=True)
+        labels = _LABELS_ONLY.get()         # a search that scores labels: the leave-one-out diagonal would go unused
+        r, rows = self._fit_targets(X, T, sample_weight, C, loo=not labels)
         self.classes_ = classes
-        self.calibration_ = _calibrate(self, X, T, y, r, rows)
+        self.calibration_ = None if labels else _calibrate(self, X, T, y, r, rows)
         return self
 
 

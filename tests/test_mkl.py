@@ -690,3 +690,23 @@ def test_leave_one_out_from_the_solver_factor_equals_a_refactorisation(monkeypat
     assert reuse[0].C == again[0].C
     np.testing.assert_allclose(reuse[2], again[2], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(reuse[0].dual_coef, again[0].dual_coef, rtol=1e-12)
+
+
+@pytest.mark.parametrize('kernels', ['auto', 'precomputed'])
+def test_labels_only_fit_skips_the_leave_one_out_values_and_predicts_the_same(monkeypatch, kernels):
+    "Inside labels_only() a fixed-C fit computes no leave-one-out residuals and no calibration; same decisions."
+    import kelm_nb.mkl as mkl_module
+    from kelm_nb.calibration import labels_only
+    X, y = load_iris(return_X_y=True)
+    Xk = np.stack(kernel_matrices('auto', X)[0], axis=-1) if kernels == 'precomputed' else X
+    full = MKLELMClassifier(kernels=kernels, C=1.0).fit(Xk, y)
+
+    def no_loo(*args, **kwargs):
+        raise AssertionError('leave-one-out residuals computed inside labels_only()')
+    monkeypatch.setattr(mkl_module, '_loo_residuals', no_loo)
+    with labels_only():
+        clf = MKLELMClassifier(kernels=kernels, C=1.0).fit(Xk, y)
+    assert clf.calibration_ is None and full.calibration_ is not None
+    np.testing.assert_array_equal(clf.decision_function(Xk), full.decision_function(Xk))
+    with pytest.raises(AssertionError, match='leave-one-out'):
+        MKLELMClassifier(kernels=kernels, C=1.0).fit(Xk, y)      # outside the block the calibration needs them

@@ -164,3 +164,29 @@ def test_waveform_bayes_error_in_row_blocks_equals_the_formula_on_all_rows():
     ref = np.minimum(post, 1 - post)
     np.testing.assert_allclose(err, ref.mean(axis=0), rtol=1e-12)
     np.testing.assert_allclose(se, ref.std(axis=0, ddof=1) / np.sqrt(n), rtol=1e-12)
+
+
+@pytest.mark.parametrize('dtype', [np.float64, np.float32])
+def test_meb_steps_compiled_match_numpy_steps(dtype):
+    "The compiled pairwise Frank-Wolfe steps (through the package) take the NumPy steps, to the last bit."
+    X = np.random.default_rng(2).normal(size=(70, 3))
+    K = (sum(L.kernel_matrices(list(L.PAPER_KERNELS), X)[0]) / 4).astype(dtype)
+    K64 = K.astype(np.float64)
+    alpha = np.eye(70)[int(np.argmax(np.diag(K64)))]
+    d, Ka = np.diag(K64).copy(), K64 @ alpha
+    a_jit = alpha.copy()
+    steps = L._pfw_steps(K64, d, a_jit, K64 @ a_jit, 1e-6, 100_000)
+    for _ in range(steps):                      # the same steps in NumPy
+        grad = d - 2.0 * Ka
+        i = int(np.argmax(grad))
+        support = np.flatnonzero(alpha > 0)
+        j = support[np.argmin(grad[support])]
+        curvature = K64[i, i] + K64[j, j] - 2.0 * K64[i, j]
+        step = alpha[j] if curvature <= 0 else min(alpha[j], (grad[i] - grad[j]) / (2.0 * curvature))
+        alpha[i] += step
+        alpha[j] = max(alpha[j] - step, 0.0)
+        Ka += step * (K64[i] - K64[j])
+    assert 0 < steps < 100_000 and np.array_equal(a_jit, alpha)
+    R2, a = L.meb_radius2(K)                    # float32 input is converted before the compiled steps
+    np.testing.assert_allclose(R2, d @ a - a @ K64 @ a, rtol=1e-12)
+    assert np.array_equal(a, a_jit)

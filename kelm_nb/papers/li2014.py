@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
+from numba import njit
 from scipy.special import logsumexp
 from scipy.stats import norm
 
@@ -375,26 +376,44 @@ def easymkl_weights(Ks, y):
     w = np.maximum(w, 0.0)
     return w / w.sum()
 
-# %% ../../nbs/papers/06_li2014.ipynb #36b33cf6
-def _pairwise_frank_wolfe(K, alpha, tol, max_iter):
-    """Pairwise Frank-Wolfe on the ball's dual from the simplex point `alpha` (updated in place): weight moves from
-    the worst support point to the best point with an exact line search, until the gap is below tol phi(alpha).
-    Returns (R2, alpha)."""
-    d = np.diag(K).copy()
-    Ka = K @ alpha
-    for _ in range(max_iter):
-        grad = d - 2.0 * Ka
-        i = int(np.argmax(grad))
-        phi = float(d @ alpha - alpha @ Ka)
-        if grad[i] - float(grad @ alpha) <= tol * max(phi, 1e-300):
-            break
-        support = np.flatnonzero(alpha > 0)
-        j = support[np.argmin(grad[support])]
+# %% ../../nbs/papers/06_li2014.ipynb #e7a1b2c4
+@njit(cache=True)
+def _pfw_steps(K, d, alpha, Ka, tol, max_iter):
+    """The steps of `_pairwise_frank_wolfe`, compiled: `alpha` (on the simplex) and `Ka` = K alpha are updated in
+    place, d is diag(K); returns the number of steps taken (max_iter: not converged). Each step is the NumPy one,
+    operation for operation (the first largest gradient, the first smallest on the support, the same products and
+    sums), so the iterates are the same to the last bit; a step costs O(N) without NumPy's per-call overhead, which
+    dominated at N <= 1000."""
+    n = alpha.size
+    grad = np.empty(n)
+    for it in range(max_iter):
+        i = 0
+        for k in range(n):
+            grad[k] = d[k] - 2.0 * Ka[k]
+            if grad[k] > grad[i]:
+                i = k
+        phi = np.dot(d, alpha) - np.dot(alpha, Ka)
+        if grad[i] - np.dot(grad, alpha) <= tol * max(phi, 1e-300):
+            return it
+        j, best = -1, np.inf
+        for k in range(n):
+            if alpha[k] > 0 and grad[k] < best:
+                j, best = k, grad[k]
         curvature = K[i, i] + K[j, j] - 2.0 * K[i, j]
         step = alpha[j] if curvature <= 0 else min(alpha[j], (grad[i] - grad[j]) / (2.0 * curvature))
         alpha[i] += step
         alpha[j] = max(alpha[j] - step, 0.0)
-        Ka += step * (K[i] - K[j])           # rows: K is symmetric
+        for k in range(n):
+            Ka[k] += step * (K[i, k] - K[j, k])
+    return max_iter
+
+# %% ../../nbs/papers/06_li2014.ipynb #36b33cf6
+def _pairwise_frank_wolfe(K, alpha, tol, max_iter):
+    """Pairwise Frank-Wolfe on the ball's dual from the simplex point `alpha` (updated in place): weight moves from
+    the worst support point to the best point with an exact line search, until the gap is below tol phi(alpha)
+    (the steps: `_pfw_steps`). Returns (R2, alpha)."""
+    d = np.diag(K).copy()
+    _pfw_steps(np.ascontiguousarray(K), d, alpha, K @ alpha, tol, max_iter)     # one compiled layout
     return float(d @ alpha - alpha @ K @ alpha), alpha
 
 # %% ../../nbs/papers/06_li2014.ipynb #5bbb78c4
@@ -1542,8 +1561,8 @@ class RecordingBank(ArrayKernelBank):
 def newton_floor(kernels, T, C=None, eps=1e-4):
     """The floor of `newton_mkl` on one problem, as a callable to time beside it: one recorded run (`RecordingBank`)
     gives its kernel passes, and the floor repeats exactly those — the checks of the matrices (one pass each), every
-    combination it formed, each factorised in place (one Cholesky per factorisation Newton made), and every product
-    pass — and nothing else.
+    combination it formed, each factorised in place by LAPACK's `potrf` called directly as `newton_mkl` calls it (one
+    Cholesky per factorisation Newton made, without scipy's wrapper), and every product pass — and nothing else.
 
     Parameters
     ----------
@@ -1572,6 +1591,7 @@ def newton_floor(kernels, T, C=None, eps=1e-4):
     result = newton_mkl(bank, T, C=C, eps=eps)
     calls, n = list(bank.calls), bank.n_samples
     A = np.reshape(result.dual_coef, (n, -1))
+    potrf, = sla.get_lapack_funcs(('potrf',), dtype=np.float64)
 
     def floor():
         replay = ArrayKernelBank(kernels)              # the checks: one pass over each matrix
@@ -1579,7 +1599,7 @@ def newton_floor(kernels, T, C=None, eps=1e-4):
             if kind == 'combine':
                 Om = replay.combine(arg)
                 Om.flat[::n + 1] += 1.0                    # the identity's weight: any positive value costs the same
-                sla.cho_factor(Om.T, lower=True, overwrite_a=True, check_finite=False)
+                potrf(Om.T, lower=1, overwrite_a=1, clean=0)
             else:
                 replay.products(A, arg)
     return floor, result
