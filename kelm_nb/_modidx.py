@@ -1313,6 +1313,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                        'kelm_nb.papers.li2014._paired': ('papers/li2014.html#_paired', 'kelm_nb/papers/li2014.py'),
                                        'kelm_nb.papers.li2014._pairwise_frank_wolfe': ( 'papers/li2014.html#_pairwise_frank_wolfe',
                                                                                         'kelm_nb/papers/li2014.py'),
+                                       'kelm_nb.papers.li2014._pfw_steps': ('papers/li2014.html#_pfw_steps', 'kelm_nb/papers/li2014.py'),
                                        'kelm_nb.papers.li2014._run_split': ('papers/li2014.html#_run_split', 'kelm_nb/papers/li2014.py'),
                                        'kelm_nb.papers.li2014._scaled': ('papers/li2014.html#_scaled', 'kelm_nb/papers/li2014.py'),
                                        'kelm_nb.papers.li2014._simplex_projection': ( 'papers/li2014.html#_simplex_projection',
