@@ -1132,18 +1132,19 @@ def _fb_inverse(L, m, Q):
 
 # %% ../nbs/07_kos_elm.ipynb #28ffe781
 @njit(cache=True, fastmath=_FM, inline='always')
-def _fb_clear(cf, alpha, diag, m, Y, E, t, k, ktt, z):
+def _fb_clear(cf, AT, diag, m, Y, E, t, k, ktt, z):
     """The block path's step of row t from its kernel row k (k(x,x) + offset = ktt) and z = Q k: E[t] = y - k'alpha, and
     True when the newcomer leaves at once, clearly: its Schur complement r = 1/C + ktt - k'z is above the clamp and its
     leave-one-out error |e| beats every element's (`_fb_leaving`'s test) by the margin `_FB_MARGIN`. False: the row
-    takes the exact step."""
+    takes the exact step. AT (n_out, m) is alpha transposed, contiguous, so that every loop runs over unit strides;
+    a single output tests all elements in one branch-free pass (the smallest margin), which vectorises."""
     kz, best = 0.0, 0.0
     for i in range(m):
         kz += k[i] * z[i]
     for o in range(Y.shape[1]):
-        s = Y[t, o]
+        s, a = Y[t, o], AT[o]
         for i in range(m):
-            s -= k[i] * alpha[i, o]
+            s -= k[i] * a[i]
         E[t, o] = s
         best += s * s
     r = cf.inv_c + ktt - kz
@@ -1151,22 +1152,31 @@ def _fb_clear(cf, alpha, diag, m, Y, E, t, k, ktt, z):
         return False
     best *= 1.0 - _FB_MARGIN
     ir = 1.0 / r
+    if Y.shape[1] == 1:
+        a, h, low = AT[0], E[t, 0] * ir, 0.0
+        for i in range(m):
+            v, q = a[i] - z[i] * h, diag[i] + z[i] * z[i] * ir
+            low = min(low, v * v - best * q * q)
+        return low >= 0.0
     for i in range(m):
         s2 = 0.0
         for o in range(Y.shape[1]):
-            v = alpha[i, o] - z[i] * E[t, o] * ir
+            v = AT[o, i] - z[i] * E[t, o] * ir
             s2 += v * v
         q = diag[i] + z[i] * z[i] * ir
         if s2 < best * q * q:
             return False
     return True
 
+
 # %% ../nbs/07_kos_elm.ipynb #a617b760
 @njit(cache=True, fastmath=_FM)
 def _fb_swap_q(Q, m, j, r, z, f):
     """Q <- (K_D + I/C)^-1 after the newcomer (z = Q k, Schur complement r) joins and element j leaves, in place: the
     bordered inverse [[Q + z z'/r, -z/r], [-z'/r, 1/r]] less the rank-one Schur term of its entry j (f: its row j, a
-    buffer of m + 1), row and column j dropped and the newcomer last. One pass over Q, O(m^2)."""
+    buffer of m + 1), row and column j dropped and the newcomer last. Each row is updated where it lies (source and
+    destination the same entries, so the loop vectorises), then its columns after j move left by one; the rows after j
+    then move up by one. O(m^2)."""
     ir = 1.0 / r
     for b in range(m):
         f[b] = Q[j, b] + z[j] * z[b] * ir
@@ -1175,18 +1185,23 @@ def _fb_swap_q(Q, m, j, r, z, f):
     for a in range(m):
         if a != j:
             za, fa = z[a] * ir, f[a] / fj
-            src, dst = Q[a], Q[a - (a > j)]
-            for b in range(j):
-                dst[b] = src[b] + za * z[b] - fa * f[b]
-            for b in range(j + 1, m):
-                dst[b - 1] = src[b] + za * z[b] - fa * f[b]
-            dst[m - 1] = -za - fa * f[m]
+            row = Q[a]
+            for b in range(m):
+                row[b] += za * z[b] - fa * f[b]
+            for b in range(j, m - 1):                  # column j goes
+                row[b] = row[b + 1]
+            row[m - 1] = -za - fa * f[m]               # the newcomer's column
+    for a in range(j, m - 1):                          # row j goes
+        src, dst = Q[a + 1], Q[a]
+        for b in range(m):
+            dst[b] = src[b]
     last, fm = Q[m - 1], f[m] / fj
     for b in range(j):
         last[b] = -z[b] * ir - fm * f[b]
     for b in range(j + 1, m):
         last[b - 1] = -z[b] * ir - fm * f[b]
     last[m - 1] = ir - fm * f[m]
+
 
 # %% ../nbs/07_kos_elm.ipynb #ccc7a97e
 @njit(cache=True, fastmath=_FM, inline='always')
@@ -1228,7 +1243,7 @@ def _fb_block_run(X, Y, E, state, config):
     Q = st.P.reshape(st.P.size)[:m * m].reshape((m, m))      # contiguous, in P's buffer
     if not counts[_W_READY]:
         _fb_inverse(st.M, m, Q)
-    DT = np.ascontiguousarray(D[:m].T)
+    DT, AT = np.ascontiguousarray(D[:m].T), np.ascontiguousarray(alpha[:m].T)
     K, Z, ktt = np.empty((_FB_ROWS, m)), np.empty((_FB_ROWS, m)), np.empty(_FB_ROWS)
     t, fast, run = 0, True, _FB_ROWS                          # run: rows since the dictionary last changed
     while t < n:
@@ -1243,7 +1258,7 @@ def _fb_block_run(X, Y, E, state, config):
                 fvals[_SUM_Y] += Y[t, o]
                 fvals[_SUM_Y2] += Y[t, o] * Y[t, o]
             t, run = t + 1, run + 1
-            if blocked and t > 1 and _fb_clear(cf, alpha, diag, m, Y, E, t - 1, K[b], ktt[b], Z[b]):
+            if blocked and t > 1 and _fb_clear(cf, AT, diag, m, Y, E, t - 1, K[b], ktt[b], Z[b]):
                 continue
             zq = Z[b] if blocked else Z[b, :0]
             j, agrees = _fb_exact_row(st, cf, X[t - 1], Y, E, t - 1, Q, zq, n_seen + t - 1)
@@ -1252,6 +1267,9 @@ def _fb_block_run(X, Y, E, state, config):
                 for c in range(DT.shape[0]):
                     for i in range(m):
                         DT[c, i] = D[i, c]
+                for o in range(AT.shape[0]):
+                    for i in range(m):
+                        AT[o, i] = alpha[i, o]
                 run = 0
                 break
     counts[_N_SEEN], counts[_W_READY] = n_seen + n, fast
