@@ -926,34 +926,69 @@ def _ald_budget_path(st, n):
         return 'ald_block', _ald_block_run
     return 'ald_budget', _ald_frozen_run
 
+# %% ../nbs/07_kos_elm.ipynb #06f0536d
+@njit(cache=True, fastmath=_FM, inline='always')
+def _apply_rotation(R, c, cs, sn):
+    "Rotate the entries c, c + 1 of the row R by the Givens rotation c (cosine cs[c], sine sn[c])."
+    x, y = R[c], R[c + 1]
+    R[c] = cs[c] * x + sn[c] * y
+    R[c + 1] = cs[c] * y - sn[c] * x
+
+
+# %% ../nbs/07_kos_elm.ipynb #e54d599c
+@njit(cache=True, fastmath=_FM, inline='always')
+def _new_rotation(R, i, cs, sn):
+    """The Givens rotation i (into cs[i], sn[i]) that zeroes R[i + 1] against R[i], applied: R[i] becomes the pair's
+    length (the identity for a zero pair)."""
+    a, b = R[i], R[i + 1]
+    rho = math.hypot(a, b)
+    if rho == 0.0:
+        cs[i], sn[i] = 1.0, 0.0
+    else:
+        cs[i], sn[i] = a / rho, b / rho
+    R[i], R[i + 1] = rho, 0.0
+
+
 # %% ../nbs/07_kos_elm.ipynb #81fd7b21
 @njit(cache=True, fastmath=_FM)
 def _drop_element(L, V, size, j, cs, sn):
     """Remove element j from K + I/C = L L' (L lower triangular, size x size) and keep V = L^-1 Yd: row j of L goes,
     which leaves one superdiagonal entry in each later row; Givens rotations of adjacent columns (rotation c in
     cs[c], sn[c]) zero them row by row, and the last column, now zero, is dropped. The result is the Cholesky factor
-    of K + I/C without row and column j; only orthogonal transformations touch L, and V gets the same rotations."""
-    last = size - 1
-    for i in range(j, last):
-        Li, Ln = L[i], L[i + 1]
-        for c in range(i + 2):                     # the next row moves up, with its entry right of the diagonal
-            Li[c] = Ln[c]
+    of K + I/C without row and column j; only orthogonal transformations touch L, and V gets the same rotations.
+    Rows go four at a time: the rotations found above them run as four independent chains (one row's chain waits on
+    every rotation), and a triangle of rotations finishes them; each row sees the same operations in the same order."""
+    last, i = size - 1, j
+    while i + 4 <= last:
+        R0, R1, R2, R3 = L[i], L[i + 1], L[i + 2], L[i + 3]
+        for k in range(4):                         # the next rows move up, with their entry right of the diagonal
+            Rk, Rn = L[i + k], L[i + k + 1]
+            for c in range(i + k + 2):
+                Rk[c] = Rn[c]
         for c in range(j, i):                      # the rotations found on the rows above
-            x, y = Li[c], Li[c + 1]
-            Li[c] = cs[c] * x + sn[c] * y
-            Li[c + 1] = cs[c] * y - sn[c] * x
-        a, b = Li[i], Li[i + 1]
-        rho = math.hypot(a, b)
-        if rho == 0.0:
-            cs[i], sn[i] = 1.0, 0.0
-        else:
-            cs[i], sn[i] = a / rho, b / rho
-        Li[i], Li[i + 1] = rho, 0.0
+            _apply_rotation(R0, c, cs, sn)
+            _apply_rotation(R1, c, cs, sn)
+            _apply_rotation(R2, c, cs, sn)
+            _apply_rotation(R3, c, cs, sn)
+        _new_rotation(R0, i, cs, sn)
+        for k, Rk in enumerate((R1, R2, R3)):
+            for c in range(i, i + k + 1):
+                _apply_rotation(Rk, c, cs, sn)
+            _new_rotation(Rk, i + k + 1, cs, sn)
+        i += 4
+    for i in range(i, last):
+        Li, Ln = L[i], L[i + 1]
+        for c in range(i + 2):
+            Li[c] = Ln[c]
+        for c in range(j, i):
+            _apply_rotation(Li, c, cs, sn)
+        _new_rotation(Li, i, cs, sn)
     for c in range(j, last):
         for o in range(V.shape[1]):
             x, y = V[c, o], V[c + 1, o]
             V[c, o] = cs[c] * x + sn[c] * y
             V[c + 1, o] = cs[c] * y - sn[c] * x
+
 
 # %% ../nbs/07_kos_elm.ipynb #002af842
 @njit(cache=True)
