@@ -1266,8 +1266,8 @@ def _fb_exact_row(st, cf, x, Y, E, t, Q, zq, position):
 def _fb_block_run(X, Y, E, state, config):
     """`_fb_run` for FB with a full dictionary, in blocks: z = Q k of `_FB_ROWS` rows in one product with the explicit
     Q = (K_D + I/C)^-1 (state.P, from L when counts[_W_READY] is 0), a row whose newcomer clearly leaves learnt from
-    it (`_fb_clear`), any other by the exact step (`_fb_exact_row`), after which the block restarts; the first rows
-    after a change take the exact step one by one (changes come in bursts). When a row finds Q off by more than
+    it (`_fb_clear`), any other by the exact step (`_fb_exact_row`), after which the block restarts; the row right
+    after a change takes the exact step, and blocks then grow from two rows (changes come in bursts). When a row finds Q off by more than
     `_FB_TOL`, the rows left take the exact step (Q is rebuilt on the next call). Returns 0, or -1 (nothing changed)
     when X or Y holds NaN or infinity."""
     if not _all_finite(X, Y):
@@ -1282,7 +1282,7 @@ def _fb_block_run(X, Y, E, state, config):
     K, Z, ktt = np.empty((_FB_ROWS, m)), np.empty((_FB_ROWS, m)), np.empty(_FB_ROWS)
     t, fast, run = 0, True, _FB_ROWS                          # run: rows since the dictionary last changed
     while t < n:
-        blocked = fast and run >= 4                            # right after a change, rows go one by one
+        blocked = fast and run >= 1                            # right after a change, one exact row
         nb = min(n - t, _FB_ROWS, 2 * run) if blocked else 1
         if blocked:
             for b in range(nb):
