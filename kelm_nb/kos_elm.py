@@ -926,34 +926,69 @@ def _ald_budget_path(st, n):
         return 'ald_block', _ald_block_run
     return 'ald_budget', _ald_frozen_run
 
+# %% ../nbs/07_kos_elm.ipynb #06f0536d
+@njit(cache=True, fastmath=_FM, inline='always')
+def _apply_rotation(R, c, cs, sn):
+    "Rotate the entries c, c + 1 of the row R by the Givens rotation c (cosine cs[c], sine sn[c])."
+    x, y = R[c], R[c + 1]
+    R[c] = cs[c] * x + sn[c] * y
+    R[c + 1] = cs[c] * y - sn[c] * x
+
+
+# %% ../nbs/07_kos_elm.ipynb #e54d599c
+@njit(cache=True, fastmath=_FM, inline='always')
+def _new_rotation(R, i, cs, sn):
+    """The Givens rotation i (into cs[i], sn[i]) that zeroes R[i + 1] against R[i], applied: R[i] becomes the pair's
+    length (the identity for a zero pair)."""
+    a, b = R[i], R[i + 1]
+    rho = math.hypot(a, b)
+    if rho == 0.0:
+        cs[i], sn[i] = 1.0, 0.0
+    else:
+        cs[i], sn[i] = a / rho, b / rho
+    R[i], R[i + 1] = rho, 0.0
+
+
 # %% ../nbs/07_kos_elm.ipynb #81fd7b21
 @njit(cache=True, fastmath=_FM)
 def _drop_element(L, V, size, j, cs, sn):
     """Remove element j from K + I/C = L L' (L lower triangular, size x size) and keep V = L^-1 Yd: row j of L goes,
     which leaves one superdiagonal entry in each later row; Givens rotations of adjacent columns (rotation c in
     cs[c], sn[c]) zero them row by row, and the last column, now zero, is dropped. The result is the Cholesky factor
-    of K + I/C without row and column j; only orthogonal transformations touch L, and V gets the same rotations."""
-    last = size - 1
-    for i in range(j, last):
-        Li, Ln = L[i], L[i + 1]
-        for c in range(i + 2):                     # the next row moves up, with its entry right of the diagonal
-            Li[c] = Ln[c]
+    of K + I/C without row and column j; only orthogonal transformations touch L, and V gets the same rotations.
+    Rows go four at a time: the rotations found above them run as four independent chains (one row's chain waits on
+    every rotation), and a triangle of rotations finishes them; each row sees the same operations in the same order."""
+    last, i = size - 1, j
+    while i + 4 <= last:
+        R0, R1, R2, R3 = L[i], L[i + 1], L[i + 2], L[i + 3]
+        for k in range(4):                         # the next rows move up, with their entry right of the diagonal
+            Rk, Rn = L[i + k], L[i + k + 1]
+            for c in range(i + k + 2):
+                Rk[c] = Rn[c]
         for c in range(j, i):                      # the rotations found on the rows above
-            x, y = Li[c], Li[c + 1]
-            Li[c] = cs[c] * x + sn[c] * y
-            Li[c + 1] = cs[c] * y - sn[c] * x
-        a, b = Li[i], Li[i + 1]
-        rho = math.hypot(a, b)
-        if rho == 0.0:
-            cs[i], sn[i] = 1.0, 0.0
-        else:
-            cs[i], sn[i] = a / rho, b / rho
-        Li[i], Li[i + 1] = rho, 0.0
+            _apply_rotation(R0, c, cs, sn)
+            _apply_rotation(R1, c, cs, sn)
+            _apply_rotation(R2, c, cs, sn)
+            _apply_rotation(R3, c, cs, sn)
+        _new_rotation(R0, i, cs, sn)
+        for k, Rk in enumerate((R1, R2, R3)):
+            for c in range(i, i + k + 1):
+                _apply_rotation(Rk, c, cs, sn)
+            _new_rotation(Rk, i + k + 1, cs, sn)
+        i += 4
+    for i in range(i, last):
+        Li, Ln = L[i], L[i + 1]
+        for c in range(i + 2):
+            Li[c] = Ln[c]
+        for c in range(j, i):
+            _apply_rotation(Li, c, cs, sn)
+        _new_rotation(Li, i, cs, sn)
     for c in range(j, last):
         for o in range(V.shape[1]):
             x, y = V[c, o], V[c + 1, o]
             V[c, o] = cs[c] * x + sn[c] * y
             V[c + 1, o] = cs[c] * y - sn[c] * x
+
 
 # %% ../nbs/07_kos_elm.ipynb #002af842
 @njit(cache=True)
@@ -1132,18 +1167,19 @@ def _fb_inverse(L, m, Q):
 
 # %% ../nbs/07_kos_elm.ipynb #28ffe781
 @njit(cache=True, fastmath=_FM, inline='always')
-def _fb_clear(cf, alpha, diag, m, Y, E, t, k, ktt, z):
+def _fb_clear(cf, AT, diag, m, Y, E, t, k, ktt, z):
     """The block path's step of row t from its kernel row k (k(x,x) + offset = ktt) and z = Q k: E[t] = y - k'alpha, and
     True when the newcomer leaves at once, clearly: its Schur complement r = 1/C + ktt - k'z is above the clamp and its
     leave-one-out error |e| beats every element's (`_fb_leaving`'s test) by the margin `_FB_MARGIN`. False: the row
-    takes the exact step."""
+    takes the exact step. AT (n_out, m) is alpha transposed, contiguous, so that every loop runs over unit strides;
+    a single output tests all elements in one branch-free pass (the smallest margin), which vectorises."""
     kz, best = 0.0, 0.0
     for i in range(m):
         kz += k[i] * z[i]
     for o in range(Y.shape[1]):
-        s = Y[t, o]
+        s, a = Y[t, o], AT[o]
         for i in range(m):
-            s -= k[i] * alpha[i, o]
+            s -= k[i] * a[i]
         E[t, o] = s
         best += s * s
     r = cf.inv_c + ktt - kz
@@ -1151,22 +1187,31 @@ def _fb_clear(cf, alpha, diag, m, Y, E, t, k, ktt, z):
         return False
     best *= 1.0 - _FB_MARGIN
     ir = 1.0 / r
+    if Y.shape[1] == 1:
+        a, h, low = AT[0], E[t, 0] * ir, 0.0
+        for i in range(m):
+            v, q = a[i] - z[i] * h, diag[i] + z[i] * z[i] * ir
+            low = min(low, v * v - best * q * q)
+        return low >= 0.0
     for i in range(m):
         s2 = 0.0
         for o in range(Y.shape[1]):
-            v = alpha[i, o] - z[i] * E[t, o] * ir
+            v = AT[o, i] - z[i] * E[t, o] * ir
             s2 += v * v
         q = diag[i] + z[i] * z[i] * ir
         if s2 < best * q * q:
             return False
     return True
 
+
 # %% ../nbs/07_kos_elm.ipynb #a617b760
 @njit(cache=True, fastmath=_FM)
 def _fb_swap_q(Q, m, j, r, z, f):
     """Q <- (K_D + I/C)^-1 after the newcomer (z = Q k, Schur complement r) joins and element j leaves, in place: the
     bordered inverse [[Q + z z'/r, -z/r], [-z'/r, 1/r]] less the rank-one Schur term of its entry j (f: its row j, a
-    buffer of m + 1), row and column j dropped and the newcomer last. One pass over Q, O(m^2)."""
+    buffer of m + 1), row and column j dropped and the newcomer last. Each row is updated where it lies (source and
+    destination the same entries, so the loop vectorises), then its columns after j move left by one; the rows after j
+    then move up by one. O(m^2)."""
     ir = 1.0 / r
     for b in range(m):
         f[b] = Q[j, b] + z[j] * z[b] * ir
@@ -1175,18 +1220,23 @@ def _fb_swap_q(Q, m, j, r, z, f):
     for a in range(m):
         if a != j:
             za, fa = z[a] * ir, f[a] / fj
-            src, dst = Q[a], Q[a - (a > j)]
-            for b in range(j):
-                dst[b] = src[b] + za * z[b] - fa * f[b]
-            for b in range(j + 1, m):
-                dst[b - 1] = src[b] + za * z[b] - fa * f[b]
-            dst[m - 1] = -za - fa * f[m]
+            row = Q[a]
+            for b in range(m):
+                row[b] += za * z[b] - fa * f[b]
+            for b in range(j, m - 1):                  # column j goes
+                row[b] = row[b + 1]
+            row[m - 1] = -za - fa * f[m]               # the newcomer's column
+    for a in range(j, m - 1):                          # row j goes
+        src, dst = Q[a + 1], Q[a]
+        for b in range(m):
+            dst[b] = src[b]
     last, fm = Q[m - 1], f[m] / fj
     for b in range(j):
         last[b] = -z[b] * ir - fm * f[b]
     for b in range(j + 1, m):
         last[b - 1] = -z[b] * ir - fm * f[b]
     last[m - 1] = ir - fm * f[m]
+
 
 # %% ../nbs/07_kos_elm.ipynb #ccc7a97e
 @njit(cache=True, fastmath=_FM, inline='always')
@@ -1216,10 +1266,10 @@ def _fb_exact_row(st, cf, x, Y, E, t, Q, zq, position):
 def _fb_block_run(X, Y, E, state, config):
     """`_fb_run` for FB with a full dictionary, in blocks: z = Q k of `_FB_ROWS` rows in one product with the explicit
     Q = (K_D + I/C)^-1 (state.P, from L when counts[_W_READY] is 0), a row whose newcomer clearly leaves learnt from
-    it (`_fb_clear`), any other by the exact step (`_fb_exact_row`), after which the block restarts; the first rows
-    after a change take the exact step one by one (changes come in bursts). When a row finds Q off by more than
-    `_FB_TOL`, the rows left take the exact step (Q is rebuilt on the next call). Returns 0, or -1 (nothing changed)
-    when X or Y holds NaN or infinity."""
+    it (`_fb_clear`), any other by the exact step (`_fb_exact_row`), after which the block restarts; the row right
+    after a change takes the exact step, and blocks then grow from two rows (changes come in bursts). When a row
+    finds Q off by more than `_FB_TOL`, the rows left take the exact step (Q is rebuilt on the next call). Returns
+    0, or -1 (nothing changed) when X or Y holds NaN or infinity."""
     if not _all_finite(X, Y):
         return -1
     st, cf = _KOSState(*state), _KOSConfig(*config)
@@ -1228,11 +1278,11 @@ def _fb_block_run(X, Y, E, state, config):
     Q = st.P.reshape(st.P.size)[:m * m].reshape((m, m))      # contiguous, in P's buffer
     if not counts[_W_READY]:
         _fb_inverse(st.M, m, Q)
-    DT = np.ascontiguousarray(D[:m].T)
+    DT, AT = np.ascontiguousarray(D[:m].T), np.ascontiguousarray(alpha[:m].T)
     K, Z, ktt = np.empty((_FB_ROWS, m)), np.empty((_FB_ROWS, m)), np.empty(_FB_ROWS)
     t, fast, run = 0, True, _FB_ROWS                          # run: rows since the dictionary last changed
     while t < n:
-        blocked = fast and run >= 4                            # right after a change, rows go one by one
+        blocked = fast and run >= 1                            # right after a change, one exact row
         nb = min(n - t, _FB_ROWS, 2 * run) if blocked else 1
         if blocked:
             for b in range(nb):
@@ -1243,7 +1293,7 @@ def _fb_block_run(X, Y, E, state, config):
                 fvals[_SUM_Y] += Y[t, o]
                 fvals[_SUM_Y2] += Y[t, o] * Y[t, o]
             t, run = t + 1, run + 1
-            if blocked and t > 1 and _fb_clear(cf, alpha, diag, m, Y, E, t - 1, K[b], ktt[b], Z[b]):
+            if blocked and t > 1 and _fb_clear(cf, AT, diag, m, Y, E, t - 1, K[b], ktt[b], Z[b]):
                 continue
             zq = Z[b] if blocked else Z[b, :0]
             j, agrees = _fb_exact_row(st, cf, X[t - 1], Y, E, t - 1, Q, zq, n_seen + t - 1)
@@ -1252,6 +1302,9 @@ def _fb_block_run(X, Y, E, state, config):
                 for c in range(DT.shape[0]):
                     for i in range(m):
                         DT[c, i] = D[i, c]
+                for o in range(AT.shape[0]):
+                    for i in range(m):
+                        AT[o, i] = alpha[i, o]
                 run = 0
                 break
     counts[_N_SEEN], counts[_W_READY] = n_seen + n, fast
