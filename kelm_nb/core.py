@@ -32,7 +32,7 @@ from sklearn.utils.random import sample_without_replacement
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .calibration import ProbabilityMixin, fit_decision_calibration
+from .calibration import _LABELS_ONLY, ProbabilityMixin, fit_decision_calibration
 from .validation import (
     POSITIVE, POSITIVE_INT, _as_array, _check_bool, _check_finite, _check_lengths, _check_range, _check_rows,
     _check_shape_2d, _validate_constraints, _validate_fit, _validate_predict, check_array_2d, check_positive,
@@ -1242,10 +1242,11 @@ def _inverse_diagonal(L_inv, block=64):
     return d
 
 # %% ../nbs/02_core.ipynb #7815927d
-def _kernel_ridge_loo(K, T, C, fit_intercept):
+def _kernel_ridge_loo(K, T, C, fit_intercept, loo=True):
     """`(alpha, b, loo)`: dual coefficients, intercept and leave-one-out predictions of kernel ridge regression (with
     the LS-SVM bias when `fit_intercept`), from one Cholesky factor of $K + I/C$ computed in K's memory (K is
-    overwritten). None, with K restored, when the matrix is not numerically positive definite."""
+    overwritten); `loo` None when `loo=False` (no inverse of the factor: a fit that only predicts labels). None, with K
+    restored, when the matrix is not numerically positive definite."""
     T2 = np.asarray(T, dtype=np.float64).reshape(len(T), -1)
     n = K.shape[0]
     F = _add_to_diagonal(K, 1.0 / C)
@@ -1263,6 +1264,8 @@ def _kernel_ridge_loo(K, T, C, fit_intercept):
     ones = Z[:, -1]
     b = Z[:, :-1].sum(axis=0) / ones.sum() if fit_intercept else np.zeros(T2.shape[1])
     alpha = Z[:, :-1] - np.outer(ones, b)
+    if not loo:
+        return alpha, b, None
     d = _inverse_diagonal(trtri(factor, lower=1, overwrite_c=1)[0])
     if fit_intercept:
         d -= ones ** 2 / ones.sum()
@@ -1505,7 +1508,8 @@ def _internal_fold_scores(est, X, y, T):
 def _calibrate(est, X, y, T):
     """Fit `est.calibration_` (for a classifier with `ProbabilityMixin`) on out-of-sample decision values of its
     training rows `X`, labels `y`, ±1 targets `T`: the leave-one-out scores its fit left in `_loo_state` — of every
-    row, or, after a fit from sums, of a sample of `_CALIBRATION_ROWS` rows — else internal folds."""
+    row, or, after a fit from sums, of a sample of `_CALIBRATION_ROWS` rows — else internal folds. Inside
+    `labels_only()` no scores are computed: `calibration_` is None."""
     state = est.__dict__.pop('_loo_state', None)
     if not isinstance(est, ProbabilityMixin):
         return est
@@ -1513,11 +1517,15 @@ def _calibrate(est, X, y, T):
     if state is not None and state[0] == 'sums':
         rows = _calibration_rows(len(y))
         X, y, T = X[rows], y[rows], T[rows]
-        scores = _primal_loo(state[1], getattr(est, 'C_', est.C), est.fit_intercept, X, T)
+        if not _LABELS_ONLY.get():
+            scores = _primal_loo(state[1], getattr(est, 'C_', est.C), est.fit_intercept, X, T)
     missing = np.setdiff1d(est.classes_, y)
     if missing.size:             # a class given to `fit_blocks` that no calibration row has: nothing to fit
         warnings.warn(f"predict_proba is not available: classes {missing.tolist()} have no row among the "
                       f"{len(y)} rows its calibration uses", UserWarning, stacklevel=3)
+        return est
+    if _LABELS_ONLY.get():       # a search that scores labels: out-of-sample scores would go unused
+        est.calibration_ = None
         return est
     if scores is None:
         scores = _internal_fold_scores(est, X, y, T)
@@ -1660,7 +1668,7 @@ def _elm_fit_scored(est, layer, X, T):
     _check_finite(H, 'the hidden layer output H')
     K = _blas_matmul(H, H.T)
     est.C_ = _auto_c_dual(K, T, est.fit_intercept) if isinstance(est.C, str) else est.C
-    fitted = _kernel_ridge_loo(K, T, est.C_, est.fit_intercept)
+    fitted = _kernel_ridge_loo(K, T, est.C_, est.fit_intercept, loo=not _LABELS_ONLY.get())
     if fitted is None:
         est.coef_, est.intercept_ = _elm_solution(layer, X, T, est.C_, est.fit_intercept)
     else:
@@ -1924,7 +1932,9 @@ def _kernel_elm_exact(est, X, T):
                  "or an ELM (memory O(L^2), with fit_blocks or a Dask array)")
     K = np.array(X, dtype=np.float64) if est.kernel == 'precomputed' else est._kernel(X, X)
     est.X_fit_ = X
-    fitted = _kernel_ridge_loo(K, T, est.C, est.fit_intercept) if isinstance(est, ClassifierMixin) else None
+    labels = _LABELS_ONLY.get()              # labels only: the leave-one-out scores would go unused
+    fitted = (_kernel_ridge_loo(K, T, est.C, est.fit_intercept, loo=not labels)
+              if isinstance(est, ClassifierMixin) else None)
     if fitted is not None:                    # a classifier: its leave-one-out scores from the same factor
         est.dual_coef_, est.intercept_, loo = fitted
         est._loo_state = ('scores', loo)
