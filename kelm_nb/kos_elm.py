@@ -1311,31 +1311,42 @@ def _fb_block_run(X, Y, E, state, config):
     counts[_VERSION] += 1
     return 0
 
+# %% ../nbs/07_kos_elm.ipynb #59192ae9
+def _jit_layout(a):
+    """`a` in the one layout the compiled loops are built for: C-contiguous and writable, copied only when it is not.
+
+    numba compiles a separate specialisation for every array layout and for read-only arrays, seconds each for the
+    KRLS loops; a Fortran-ordered or memory-mapped input would otherwise pay them on its first call."""
+    return a if a.flags.c_contiguous and a.flags.writeable else np.array(a, order='C')
+
 # %% ../nbs/07_kos_elm.ipynb #fa8ad444
 def _validate_batch(est, X, y, first, y_numeric=True):
-    "Validated float64 (X, y) of a training batch; `first` resets n_features_in_ (and feature names)."
+    """Validated float64 (X, y) of a training batch in the compiled loops' layout (`_jit_layout`); `first` resets
+    n_features_in_ (and feature names)."""
     if first:
-        return _validate_fit(est, X, y, multi_output=y_numeric, y_numeric=y_numeric)
-    _check_shape_2d(X, 'X')
-    if y is None:
-        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None")
-    _check_lengths(X, y)
-    return validate_data(est, X, y, reset=False, dtype=np.float64, multi_output=y_numeric, y_numeric=y_numeric)
+        X, y = _validate_fit(est, X, y, multi_output=y_numeric, y_numeric=y_numeric)
+    else:
+        _check_shape_2d(X, 'X')
+        if y is None:
+            raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None")
+        _check_lengths(X, y)
+        X, y = validate_data(est, X, y, reset=False, dtype=np.float64, multi_output=y_numeric, y_numeric=y_numeric)
+    return _jit_layout(X), _jit_layout(y)
 
 # %% ../nbs/07_kos_elm.ipynb #ae1fb022
 def _light_rows(est, X):
-    """X itself when it is already a finite C-contiguous float64 array of the fitted width (the light path of
+    """X itself when it is already a finite, writable, C-contiguous float64 array of the fitted width (the light path of
     single-row streaming, which skips scikit-learn's validation); None sends the caller to the full validation."""
     if (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.shape[0]
             and X.shape[1] == est.__dict__.get('n_features_in_', -1) and X.flags.c_contiguous
-            and 'feature_names_in_' not in est.__dict__ and math.isfinite(X.sum())):
+            and X.flags.writeable            and 'feature_names_in_' not in est.__dict__ and math.isfinite(X.sum())):
         return X                                  # a sum is finite only if every entry is (else: full check)
     return None
 
 # %% ../nbs/07_kos_elm.ipynb #a57da916
 def _light_targets(y, n):
     "Float64 targets (n, n_out) and whether y was 1-D, or None when y needs the full validation."
-    if type(y) is not np.ndarray or y.dtype != np.float64 or y.ndim not in (1, 2) or y.shape[0] != n:
+    if type(y) is not np.ndarray or y.dtype != np.float64 or not y.flags.writeable or y.ndim not in (1, 2) or y.shape[0] != n:
         return None
     if not math.isfinite(y.sum()):
         return None
@@ -1354,7 +1365,7 @@ def _query_rows(est, X):
     Xl = _light_rows(est, X)
     if Xl is None:
         _check_shape_2d(X, 'X')
-        Xl = validate_data(est, X, dtype=np.float64, reset=False)
+        Xl = _jit_layout(validate_data(est, X, dtype=np.float64, reset=False))
     return Xl
 
 # %% ../nbs/07_kos_elm.ipynb #cdb148ae
@@ -2218,16 +2229,17 @@ _F64 = np.dtype(np.float64)
 
 
 def _kos_fast_partial(est, X, y):
-    """`partial_fit` of a started regression stream without scikit-learn's validation: X and y float64 C-contiguous
-    NumPy arrays of the stream's shapes, no feature names, parameters unchanged (`_PARAM_VALUES` of the instance
-    dict against `_started_with`). Returns True when the batch is learnt; False (nothing changed) sends the call to
+    """`partial_fit` of a started regression stream without scikit-learn's validation: X and y writable float64
+    C-contiguous NumPy arrays of the stream's shapes, no feature names, parameters unchanged (`_PARAM_VALUES` of the
+    instance dict against `_started_with`). Returns True when the batch is learnt; False (nothing changed) sends the call to
     the full path, as does a batch holding NaN or infinity (the recursion refuses it before it starts)."""
     d = est.__dict__
     if (type(X) is not np.ndarray or type(y) is not np.ndarray or X.dtype is not _F64 or y.dtype is not _F64
             or X.ndim != 2 or '_state' not in d or 'feature_names_in_' in d):
         return False
     n = X.shape[0]
-    if not n or X.shape[1] != d['n_features_in_'] or not (X.flags.c_contiguous and y.flags.c_contiguous):
+    if (not n or X.shape[1] != d['n_features_in_'] or not (X.flags.c_contiguous and y.flags.c_contiguous)
+            or not (X.flags.writeable and y.flags.writeable)):     # one compiled layout (`_jit_layout`)
         return False
     if d['_y_1d']:
         if y.shape != (n,):

@@ -692,3 +692,27 @@ def test_recursions_check_their_rows_and_the_compile_notice_is_silent_once_compi
     KOSELMRegressor().fit(ok, np.ones(3))
     buf = io.StringIO()
     assert not kos_elm._kos_compile_notice(kos_elm._MODE_ALD, buf) and buf.getvalue() == ''
+
+
+def _compiled_signatures():
+    "{name: number of compiled specialisations} of every numba dispatcher in kelm_nb.kos_elm."
+    from numba.core.registry import CPUDispatcher
+    return {name: len(f.signatures) for name, f in vars(kos_elm).items() if isinstance(f, CPUDispatcher)}
+
+
+@pytest.mark.parametrize('kw', [dict(budget=30), dict(sparsification='fb', budget=30)])
+def test_odd_array_layouts_compile_nothing_new(kw):
+    """A read-only (memory-mapped) or Fortran-ordered batch is copied into the compiled loops' layout: after one fit
+    and predict on plain arrays, fits and predictions on the odd layouts add no numba specialisation."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), rng.normal(size=60)
+    plain = KOSELMRegressor(**kw).fit(X, y)
+    plain.partial_fit(X[:1], y[:1]).predict(X)
+    before = _compiled_signatures()
+    X_ro, y_ro = X.copy(), y.copy()
+    X_ro.flags.writeable = y_ro.flags.writeable = False
+    for Xo, yo in ((X_ro, y_ro), (np.asfortranarray(X), y)):
+        est = KOSELMRegressor(**kw).fit(Xo, yo)
+        est.partial_fit(Xo[:1], yo[:1])
+        np.testing.assert_array_equal(est.predict(Xo), plain.predict(X))
+    assert _compiled_signatures() == before
