@@ -700,6 +700,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'kelm_nb.kos_elm._givens_append': ('kos_elm.html#_givens_append', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._grow': ('kos_elm.html#_grow', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._install': ('kos_elm.html#_install', 'kelm_nb/kos_elm.py'),
+                                 'kelm_nb.kos_elm._jit_layout': ('kos_elm.html#_jit_layout', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._kernel_tail': ('kos_elm.html#_kernel_tail', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._kos_alpha': ('kos_elm.html#_kos_alpha', 'kelm_nb/kos_elm.py'),
                                  'kelm_nb.kos_elm._kos_compile_notice': ('kos_elm.html#_kos_compile_notice', 'kelm_nb/kos_elm.py'),
