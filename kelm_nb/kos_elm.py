@@ -1346,7 +1346,9 @@ def _light_rows(est, X):
 # %% ../nbs/07_kos_elm.ipynb #a57da916
 def _light_targets(y, n):
     "Float64 targets (n, n_out) and whether y was 1-D, or None when y needs the full validation."
-    if type(y) is not np.ndarray or y.dtype != np.float64 or not y.flags.writeable or y.ndim not in (1, 2) or y.shape[0] != n:
+    if type(y) is not np.ndarray or y.dtype != np.float64 or y.ndim not in (1, 2) or y.shape[0] != n:
+        return None
+    if not y.flags.writeable:                     # one compiled layout (`_jit_layout`)
         return None
     if not math.isfinite(y.sum()):
         return None
@@ -2231,8 +2233,8 @@ _F64 = np.dtype(np.float64)
 def _kos_fast_partial(est, X, y):
     """`partial_fit` of a started regression stream without scikit-learn's validation: X and y writable float64
     C-contiguous NumPy arrays of the stream's shapes, no feature names, parameters unchanged (`_PARAM_VALUES` of the
-    instance dict against `_started_with`). Returns True when the batch is learnt; False (nothing changed) sends the call to
-    the full path, as does a batch holding NaN or infinity (the recursion refuses it before it starts)."""
+    instance dict against `_started_with`). Returns True when the batch is learnt; False (nothing changed) sends the
+    call to the full path, as does a batch holding NaN or infinity (the recursion refuses it before it starts)."""
     d = est.__dict__
     if (type(X) is not np.ndarray or type(y) is not np.ndarray or X.dtype is not _F64 or y.dtype is not _F64
             or X.ndim != 2 or '_state' not in d or 'feature_names_in_' in d):

@@ -911,9 +911,9 @@ def _throughput_figures(n, cpu, r_ours, r_peer, X, y):
                     'and fb_row_us <= 10'),
             description='KOSELMRegressor.partial_fit (ALD then FB, budget 100, d=8, gamma=0.5, C=100, batches of 1000, '
                         'one thread; samples/s in CPU time) vs a plain-NumPy per-sample KRLS loop doing the toolbox '
-                        'updates; floor: a reference step, not a lower bound (both recursions run below it): a 100-entry '
-                        'kernel row, one 100x100 triangular product and the rank-one update per sample, in plain '
-                        'compiled loops (`_floor_steps`), over both streams')
+                        'updates; floor: a reference step, not a lower bound (both recursions run below it): a '
+                        '100-entry kernel row, one 100x100 triangular product and the rank-one update per sample, '
+                        'in plain compiled loops (`_floor_steps`), over both streams')
 def _kos_throughput_case(quick=False):
     n, d, budget, gamma, C, thr = (1000 if quick else 20000), 8, 100, 0.5, 100.0, 1e-3
     rng = np.random.default_rng(0)
