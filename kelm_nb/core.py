@@ -1513,18 +1513,19 @@ def _calibrate(est, X, y, T):
     state = est.__dict__.pop('_loo_state', None)
     if not isinstance(est, ProbabilityMixin):
         return est
+    labels = _LABELS_ONLY.get()  # a search that scores labels: out-of-sample scores would go unused
     scores = state[1] if state is not None and state[0] == 'scores' else None
     if state is not None and state[0] == 'sums':
         rows = _calibration_rows(len(y))
         X, y, T = X[rows], y[rows], T[rows]
-        if not _LABELS_ONLY.get():
+        if not labels:
             scores = _primal_loo(state[1], getattr(est, 'C_', est.C), est.fit_intercept, X, T)
     missing = np.setdiff1d(est.classes_, y)
     if missing.size:             # a class given to `fit_blocks` that no calibration row has: nothing to fit
         warnings.warn(f"predict_proba is not available: classes {missing.tolist()} have no row among the "
                       f"{len(y)} rows its calibration uses", UserWarning, stacklevel=3)
         return est
-    if _LABELS_ONLY.get():       # a search that scores labels: out-of-sample scores would go unused
+    if labels:
         est.calibration_ = None
         return est
     if scores is None:

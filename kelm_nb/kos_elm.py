@@ -1335,11 +1335,11 @@ def _validate_batch(est, X, y, first, y_numeric=True):
 
 # %% ../nbs/07_kos_elm.ipynb #ae1fb022
 def _light_rows(est, X):
-    """X itself when it is already a finite, writable, C-contiguous float64 array of the fitted width (the light path of
-    single-row streaming, which skips scikit-learn's validation); None sends the caller to the full validation."""
+    """X itself when it is already a finite, writable, C-contiguous float64 array of the fitted width (the light path
+    of single-row streaming, which skips scikit-learn's validation); None sends the caller to the full validation."""
     if (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.shape[0]
             and X.shape[1] == est.__dict__.get('n_features_in_', -1) and X.flags.c_contiguous
-            and X.flags.writeable            and 'feature_names_in_' not in est.__dict__ and math.isfinite(X.sum())):
+            and X.flags.writeable and 'feature_names_in_' not in est.__dict__ and math.isfinite(X.sum())):
         return X                                  # a sum is finite only if every entry is (else: full check)
     return None
 
