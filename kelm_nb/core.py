@@ -199,6 +199,28 @@ def _ufunc_hidden_output(X, W, b, activation, out=None, shift=False):
                 Z -= mean
     return (H, mean) if shift else H
 
+# %% ../nbs/02_core.ipynb #1b83f281
+def _check_squared_norms(sq, name, dtype):
+    "ValueError naming `name` when a squared distance (<= 4 max squared norm, in `dtype`) of its rows overflows."
+    with np.errstate(over='ignore'):
+        top = dtype.type(4) * sq.max(initial=0)
+    if not np.isfinite(top):
+        raise ValueError(f"{name} has rows so long that their squared distances overflow {dtype} (norm beyond "
+                         f"~{math.sqrt(float(np.finfo(dtype).max) / 4):.0e}); rescale {name} (e.g. with StandardScaler)")
+
+
+# %% ../nbs/02_core.ipynb #4196f75b
+def _rbf_hidden_output(X, W, b):
+    "Gaussian nodes exp(-|b_j| ||x - w_j||^2) for the rows of X and the columns w_j of W, in the dtype of X."
+    with np.errstate(over='ignore'):
+        row_sq, centre_sq = np.einsum('ij,ij->i', X, X), np.einsum('ij,ij->j', W, W)
+    _check_squared_norms(row_sq, 'X', X.dtype)
+    _check_squared_norms(centre_sq, 'W', X.dtype)
+    H = _blas_matmul(X, W)
+    _rbf_nodes_inplace(H, np.abs(b), centre_sq, row_sq)
+    return H
+
+
 # %% ../nbs/02_core.ipynb #4cf5c963
 def _hidden_output_checked(X, W, b, activation):
     "`hidden_output` on validated arrays of the dtype of X: the product and the in-place activation."
@@ -210,10 +232,7 @@ def _hidden_output_checked(X, W, b, activation):
         return _ufunc_hidden_output(X, W, b, activation)
     code = ACTIVATIONS[activation]
     if activation == 'rbf':
-        H = _blas_matmul(X, W)
-        row_sq = np.einsum('ij,ij->i', X, X)
-        _rbf_nodes_inplace(H, np.abs(b), np.einsum('ij,ij->j', W, W), row_sq)
-        return H
+        return _rbf_hidden_output(X, W, b)
     H = _blas_matmul(X, W)
     _activate_inplace(H, b, code)
     return H
@@ -425,7 +444,10 @@ class RBFHiddenLayer(TransformerMixin, BaseEstimator):
         if not isinstance(self.gamma, str): check_positive(self.gamma, 'gamma')
         _check_shape_2d(X, 'X')
         X = validate_data(self, X, dtype=[np.float64, np.float32])
-        self.centres_ = X[_centre_rows(X.shape[0], self.n_hidden, self.random_state)]
+        centres = X[_centre_rows(X.shape[0], self.n_hidden, self.random_state)]
+        with np.errstate(over='ignore'):
+            _check_squared_norms(np.einsum('ij,ij->i', centres, centres), 'X', centres.dtype)
+        self.centres_ = centres
         self.gamma_, self.n_hidden_ = _rbf_gamma(self.gamma, self.centres_), self.centres_.shape[0]
         return self
 
