@@ -169,7 +169,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                               'kelm_nb.core._chan_move_means': ('core.html#_chan_move_means', 'kelm_nb/core.py'),
                               'kelm_nb.core._check_kernel_elm_params': ('core.html#_check_kernel_elm_params', 'kelm_nb/core.py'),
                               'kelm_nb.core._check_layer_params': ('core.html#_check_layer_params', 'kelm_nb/core.py'),
-                              'kelm_nb.core._check_squared_norms': ('core.html#_check_squared_norms', 'kelm_nb/core.py'),
+                              'kelm_nb.core._checked_squared_norms': ('core.html#_checked_squared_norms', 'kelm_nb/core.py'),
                               'kelm_nb.core._cholesky_solve': ('core.html#_cholesky_solve', 'kelm_nb/core.py'),
                               'kelm_nb.core._draw': ('core.html#_draw', 'kelm_nb/core.py'),
                               'kelm_nb.core._elm_decision': ('core.html#_elm_decision', 'kelm_nb/core.py'),

@@ -200,22 +200,23 @@ def _ufunc_hidden_output(X, W, b, activation, out=None, shift=False):
     return (H, mean) if shift else H
 
 # %% ../nbs/02_core.ipynb #1b83f281
-def _check_squared_norms(sq, name, dtype):
-    "ValueError naming `name` when a squared distance (<= 4 max squared norm, in `dtype`) of its rows overflows."
+def _checked_squared_norms(A, name, subscripts='ij,ij->i'):
+    """Squared norms of the rows ('ij,ij->i') or columns ('ij,ij->j') of A; a ValueError naming `name` when a squared
+    distance between them (at most 4 x the largest) overflows the dtype of A."""
     with np.errstate(over='ignore'):
-        top = dtype.type(4) * sq.max(initial=0)
+        sq = np.einsum(subscripts, A, A)
+        top = A.dtype.type(4) * sq.max(initial=0)
     if not np.isfinite(top):
-        raise ValueError(f"{name} has rows so long that their squared distances overflow {dtype} (norm beyond "
-                         f"~{math.sqrt(float(np.finfo(dtype).max) / 4):.0e}); rescale {name} (e.g. with StandardScaler)")
+        limit = math.sqrt(float(np.finfo(A.dtype).max) / 4)
+        raise ValueError(f"{name} has rows so long that their squared distances overflow {A.dtype} (norms beyond "
+                         f"~{limit:.0e}); rescale {name} (e.g. with StandardScaler)")
+    return sq
 
 
 # %% ../nbs/02_core.ipynb #4196f75b
 def _rbf_hidden_output(X, W, b):
     "Gaussian nodes exp(-|b_j| ||x - w_j||^2) for the rows of X and the columns w_j of W, in the dtype of X."
-    with np.errstate(over='ignore'):
-        row_sq, centre_sq = np.einsum('ij,ij->i', X, X), np.einsum('ij,ij->j', W, W)
-    _check_squared_norms(row_sq, 'X', X.dtype)
-    _check_squared_norms(centre_sq, 'W', X.dtype)
+    row_sq, centre_sq = _checked_squared_norms(X, 'X'), _checked_squared_norms(W, 'W', 'ij,ij->j')
     H = _blas_matmul(X, W)
     _rbf_nodes_inplace(H, np.abs(b), centre_sq, row_sq)
     return H
@@ -444,10 +445,8 @@ class RBFHiddenLayer(TransformerMixin, BaseEstimator):
         if not isinstance(self.gamma, str): check_positive(self.gamma, 'gamma')
         _check_shape_2d(X, 'X')
         X = validate_data(self, X, dtype=[np.float64, np.float32])
-        centres = X[_centre_rows(X.shape[0], self.n_hidden, self.random_state)]
-        with np.errstate(over='ignore'):
-            _check_squared_norms(np.einsum('ij,ij->i', centres, centres), 'X', centres.dtype)
-        self.centres_ = centres
+        self.centres_ = X[_centre_rows(X.shape[0], self.n_hidden, self.random_state)]
+        _checked_squared_norms(self.centres_, 'X')           # refused here, not at transform
         self.gamma_, self.n_hidden_ = _rbf_gamma(self.gamma, self.centres_), self.centres_.shape[0]
         return self
 
