@@ -1505,6 +1505,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                         'kelm_nb.papers.zhu2014._n_rows': ('papers/zhu2014.html#_n_rows', 'kelm_nb/papers/zhu2014.py'),
                                         'kelm_nb.papers.zhu2014._prefix_nu_paths': ( 'papers/zhu2014.html#_prefix_nu_paths',
                                                                                      'kelm_nb/papers/zhu2014.py'),
+                                        'kelm_nb.papers.zhu2014._rmse': ('papers/zhu2014.html#_rmse', 'kelm_nb/papers/zhu2014.py'),
                                         'kelm_nb.papers.zhu2014._run_label': ( 'papers/zhu2014.html#_run_label',
                                                                                'kelm_nb/papers/zhu2014.py'),
                                         'kelm_nb.papers.zhu2014._seed': ('papers/zhu2014.html#_seed', 'kelm_nb/papers/zhu2014.py'),
