@@ -164,8 +164,8 @@ def waveform_bayes_error(n=100_000, n_grid=201, random_state=0):
     rng = np.random.default_rng(random_state)
     c = rng.integers(0, 3, n)
     u = rng.random(n)
-    ha = np.stack([pairs[k][0] for k in c])
-    hb = np.stack([pairs[k][1] for k in c])
+    bases = np.array(pairs)                                                      # (pair, a or b, 21)
+    ha, hb = bases[c, 0], bases[c, 1]
     X = u[:, None] * ha + (1 - u[:, None]) * hb + rng.normal(size=(n, 21))
     grid = np.linspace(0.0, 1.0, n_grid)
     log_w = np.log(np.r_[0.5, np.ones(n_grid - 2), 0.5] / (n_grid - 1))           # trapezoid weights
@@ -339,9 +339,10 @@ def _cv_C(make, Ks, y, folds, Cs=CS):
     score = np.zeros(len(Cs))
     with labels_only():
         for tr, va in folds:
+            K_tr, K_va = _sub(Ks, tr, tr), _sub(Ks, va, tr)      # copied once per fold, read by every C
             for c, C in enumerate(Cs):
-                m = make(C).fit(_sub(Ks, tr, tr), y[tr])
-                score[c] += _acc(y[va], m.predict(_sub(Ks, va, tr))) / len(folds)
+                m = make(C).fit(K_tr, y[tr])
+                score[c] += _acc(y[va], m.predict(K_va)) / len(folds)
     return Cs[int(np.argmax(score))], float(score.max())
 
 # %% ../../nbs/papers/06_li2014.ipynb #c0bbc39a
@@ -475,11 +476,14 @@ def _simplex_projection(v):
 # %% ../../nbs/papers/06_li2014.ipynb #5fbef731
 def _meb_objective(Ks, T, C, theta, alpha0):
     "(F, A, R2, alpha, K): F = D of the radius-normalised combination K / R2 at the fixed C."
-    K = sum(t * Kp for t, Kp in zip(theta, Ks) if t > 0)
+    K, term = np.zeros(np.shape(Ks[0])), np.empty(np.shape(Ks[0]))
+    for t, Kp in zip(theta, Ks):
+        if t > 0:
+            K += np.multiply(t, Kp, out=term)       # the same sum, term by term, without a new matrix per term
     R2, alpha = meb_radius2(K, alpha0)
     M = K / R2
     M.flat[::len(M) + 1] += 1.0 / C
-    A = sla.cho_solve(sla.cho_factor(M, lower=True, check_finite=False), T, check_finite=False)
+    A = sla.cho_solve(sla.cho_factor(M, lower=True, overwrite_a=True, check_finite=False), T, check_finite=False)
     return 0.5 * float(np.vdot(A, T)), A, R2, alpha, K
 
 # %% ../../nbs/papers/06_li2014.ipynb #a71db3bf
