@@ -1053,7 +1053,9 @@ def paired_p_values(a, b):
         return 1.0, 1.0
     p_t = 0.0 if np.all(d == d[0]) else paired_ttest(a, b)[1]
     with warnings.catch_warnings():
-        warnings.simplefilter('ignore', UserWarning)    # ties or zero differences: scipy's normal approximation
+        # scipy warns of ties or zero differences; up to 50 pairs it then takes the p-value from a permutation
+        # test over the sign flips, beyond that from the normal approximation
+        warnings.simplefilter('ignore', UserWarning)
         p_w = float(stats.wilcoxon(d).pvalue)
     return p_t, p_w
 
