@@ -540,7 +540,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'kelm_nb.kernels._power_serial': ('kernels.html#_power_serial', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels._register_kernels': ('kernels.html#_register_kernels', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels._scaled_rows': ('kernels.html#_scaled_rows', 'kelm_nb/kernels.py'),
-                                 'kelm_nb.kernels._squared_norms': ('kernels.html#_squared_norms', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels._standardise_xy': ('kernels.html#_standardise_xy', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels._tile_of_pair': ('kernels.html#_tile_of_pair', 'kelm_nb/kernels.py'),
                                  'kelm_nb.kernels.asymptotic_elm_kernel': ('kernels.html#asymptotic_elm_kernel', 'kelm_nb/kernels.py'),

@@ -20,8 +20,9 @@ from sklearn.svm import SVR
 from sklearn.utils._param_validation import Interval, Options
 from sklearn.utils.validation import _check_sample_weight
 
-from .core import (POSITIVE, RandomHiddenLayer, _check_bool, _validate_fit, _validate_predict, check_array_2d,
-                          check_memory, check_positive, keep_state_on_error, kernel_product, register_kernel)
+from .core import (POSITIVE, RandomHiddenLayer, _check_bool, _checked_squared_norms, _validate_fit,
+                          _validate_predict, check_array_2d, check_memory, check_positive, keep_state_on_error,
+                          kernel_product, register_kernel)
 
 # %% ../nbs/03_kernels.ipynb #8ee4b473
 def _check_pair(X, Z, xname='X', zname='Z'):
@@ -474,20 +475,12 @@ def _gamma(gamma, X):
     "gamma, or 1 / n_features for None, checked."
     return 1.0 / X.shape[1] if gamma is None else float(check_positive(gamma, 'gamma'))
 
-def _squared_norms(X, name):
-    "Squared row norms in float64, refusing rows so long that a squared distance (<= 4 max norm^2) overflows."
-    sq = np.einsum('ij,ij->i', X, X)
-    if not np.isfinite(4.0 * sq.max(initial=0.0)):
-        raise ValueError(f"{name} has rows of norm beyond ~1e153: their squared distances overflow float64; "
-                         f"rescale {name} (e.g. with StandardScaler)")
-    return sq
-
 def _inner_products(X, Z, symmetric):
     "(G = X Z^T, squared norms of X and Z), all float64; G exactly symmetric in the symmetric case (numpy's syrk)."
     X64 = X.astype(np.float64, copy=False)
     Z64 = X64 if symmetric else Z.astype(np.float64, copy=False)
-    nx = _squared_norms(X64, 'X')
-    nz = nx if symmetric else _squared_norms(Z64, 'Z')
+    nx = _checked_squared_norms(X64, 'X')          # rows whose squared distances overflow are refused
+    nz = nx if symmetric else _checked_squared_norms(Z64, 'Z')
     return X64 @ Z64.T, nx, nz
 
 # %% ../nbs/03_kernels.ipynb #ddd3f1b0
@@ -634,7 +627,7 @@ def linear_kernel(X, Z=None):
     X, Z, symmetric = _check_pair(X, Z)
     largest = np.finfo(_out_dtype(X, Z)).max     # |<x, z>| <= max(|x|^2, |z|^2): below it, no overflow
     for A, name in ((X, 'X'), (Z, 'Z')):
-        if _squared_norms(A.astype(np.float64, copy=False), name).max(initial=0.0) > largest:
+        if _checked_squared_norms(A.astype(np.float64, copy=False), name).max(initial=0.0) > largest:
             raise ValueError(f"{name} has rows whose squared norm overflows {A.dtype}: rescale {name}")
     return X @ Z.T
 
