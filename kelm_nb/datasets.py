@@ -284,7 +284,8 @@ def mackey_glass(n, tau=30, sample_every=6, dt=0.1, a=0.2, b=0.1, x0=1.2, transi
         raise ValueError(f"tau={tau} must be a multiple of dt={dt}")
     if abs(stride * dt - sample_every) > 1e-9 * max(sample_every, 1.0):
         raise ValueError(f"sample_every={sample_every} must be a multiple of dt={dt}")
-    x = _mg_integrate(n, stride, skip, m, dt, a, b, x0)
+    # plain Python numbers: a NumPy float32 or int32 argument would compile the integrator once more
+    x = _mg_integrate(int(n), stride, skip, m, float(dt), float(a), float(b), float(x0))
     if noise > 0:
         x = x + check_random_state(random_state).normal(0.0, noise, size=n)
     return x

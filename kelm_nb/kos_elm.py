@@ -1331,6 +1331,8 @@ def _validate_batch(est, X, y, first, y_numeric=True):
             raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None")
         _check_lengths(X, y)
         X, y = validate_data(est, X, y, reset=False, dtype=np.float64, multi_output=y_numeric, y_numeric=y_numeric)
+    if y_numeric:                     # integer or float32 targets would compile every recursion once more (seconds)
+        y = np.asarray(y, dtype=np.float64)
     return _jit_layout(X), _jit_layout(y)
 
 # %% ../nbs/07_kos_elm.ipynb #ae1fb022
