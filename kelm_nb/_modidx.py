@@ -1586,6 +1586,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                     'kelm_nb.validation._check_range': ('validation.html#_check_range', 'kelm_nb/validation.py'),
                                     'kelm_nb.validation._check_rows': ('validation.html#_check_rows', 'kelm_nb/validation.py'),
                                     'kelm_nb.validation._check_shape_2d': ('validation.html#_check_shape_2d', 'kelm_nb/validation.py'),
+                                    'kelm_nb.validation._float_rows': ('validation.html#_float_rows', 'kelm_nb/validation.py'),
+                                    'kelm_nb.validation._light_array': ('validation.html#_light_array', 'kelm_nb/validation.py'),
                                     'kelm_nb.validation._validate_constraints': ( 'validation.html#_validate_constraints',
                                                                                   'kelm_nb/validation.py'),
                                     'kelm_nb.validation._validate_fit': ('validation.html#_validate_fit', 'kelm_nb/validation.py'),

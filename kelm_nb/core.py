@@ -30,13 +30,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.random import sample_without_replacement
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from .calibration import _LABELS_ONLY, ProbabilityMixin, fit_decision_calibration
 from .validation import (
     POSITIVE, POSITIVE_INT, _as_array, _check_bool, _check_finite, _check_lengths, _check_range, _check_rows,
-    _check_shape_2d, _validate_constraints, _validate_fit, _validate_predict, check_array_2d, check_positive,
-    keep_state_on_error)
+    _check_shape_2d, _float_rows, _validate_constraints, _validate_fit, _validate_predict, check_array_2d,
+    check_positive, keep_state_on_error)
 
 # %% ../nbs/02_core.ipynb #5c8a7f05
 # the validation helpers keep their public names here too (other modules import them from `kelm_nb.core`)
@@ -320,7 +320,7 @@ class _HiddenLayerBase(TransformerMixin, BaseEstimator):
         "H = g(X W + b), in the dtype of X (float32 stays float32)."
         check_is_fitted(self)
         _check_shape_2d(X, 'X')
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        X = _float_rows(self, X)                  # an ELM's own validated rows: validated once, by the ELM
         return hidden_output(X, self.weights_, self.biases_, self.activation)
 
     def __sklearn_tags__(self):
@@ -371,7 +371,7 @@ class RandomHiddenLayer(_HiddenLayerBase):
         "Draw the hidden weights `weights_` (n_features, n_hidden) and biases `biases_` (n_hidden,)."
         self._check_params()
         _check_shape_2d(X, 'X')
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        X = _float_rows(self, X, reset=True)
         rng = check_random_state(self.random_state)
         L, d = self.n_hidden, X.shape[1]
         self.weights_ = _draw(rng, self.distribution, self.weight_range, self.weight_scale, (d, L), 'weight', d)
@@ -444,7 +444,7 @@ class RBFHiddenLayer(TransformerMixin, BaseEstimator):
         check_positive(self.n_hidden, 'n_hidden', integer=True)
         if not isinstance(self.gamma, str): check_positive(self.gamma, 'gamma')
         _check_shape_2d(X, 'X')
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        X = _float_rows(self, X, reset=True)
         self.centres_ = X[_centre_rows(X.shape[0], self.n_hidden, self.random_state)]
         _checked_squared_norms(self.centres_, 'X')           # refused here, not at transform
         self.gamma_, self.n_hidden_ = _rbf_gamma(self.gamma, self.centres_), self.centres_.shape[0]
@@ -454,7 +454,7 @@ class RBFHiddenLayer(TransformerMixin, BaseEstimator):
         "`H = exp(-gamma * ||x - c||^2)`, in the dtype of X (float32 stays float32)."
         check_is_fitted(self)
         _check_shape_2d(X, 'X')
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        X = _float_rows(self, X)
         return hidden_output(X, self.centres_.T, np.full(self.n_hidden_, self.gamma_), 'rbf')
 
     def __sklearn_tags__(self):

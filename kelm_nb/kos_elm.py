@@ -30,6 +30,7 @@ from .core import (ACTIVATIONS, IllConditionedWarning, RandomHiddenLayer, RBFHid
                           check_memory, check_positive, decode_scores, encode_labels, hidden_output,
                           keep_state_on_error, normal_equations, _auto_c_primal, _check_lengths, _check_shape_2d,
                           _exp_reduced, _validate_fit, _EXP_SHIFTER)
+from .validation import _light_array
 from .jit import compile_notice
 
 
@@ -1339,11 +1340,7 @@ def _validate_batch(est, X, y, first, y_numeric=True):
 def _light_rows(est, X):
     """X itself when it is already a finite, writable, C-contiguous float64 array of the fitted width (the light path
     of single-row streaming, which skips scikit-learn's validation); None sends the caller to the full validation."""
-    if (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.shape[0]
-            and X.shape[1] == est.__dict__.get('n_features_in_', -1) and X.flags.c_contiguous
-            and X.flags.writeable and 'feature_names_in_' not in est.__dict__ and math.isfinite(X.sum())):
-        return X                                  # a sum is finite only if every entry is (else: full check)
-    return None
+    return _light_array(est, X, (np.float64,), jit_layout=True)
 
 # %% ../nbs/07_kos_elm.ipynb #a57da916
 def _light_targets(y, n):

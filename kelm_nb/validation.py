@@ -174,6 +174,32 @@ def _validate_predict(est, X):
     _check_shape_2d(X, 'X')
     return validate_data(est, X, dtype=np.float64, reset=False)
 
+# %% ../nbs/01a_validation.ipynb #552ee71a
+_FLOATS = (np.float64, np.float32)
+
+
+def _light_array(est, X, dtypes=_FLOATS, *, reset=False, jit_layout=False):
+    """X itself when scikit-learn's validation of it for `est` would return it unchanged, else None (the caller then
+    validates in full). `reset`: X starts a fit, its width is recorded as `n_features_in_`."""
+    if not (type(X) is np.ndarray and X.ndim == 2 and X.shape[0] and X.shape[1] and X.dtype in dtypes
+            and 'feature_names_in_' not in est.__dict__):
+        return None
+    if jit_layout and not (X.flags.c_contiguous and X.flags.writeable):
+        return None
+    if not reset and X.shape[1] != est.__dict__.get('n_features_in_', -1):
+        return None
+    if not math.isfinite(X.sum()):
+        return None
+    if reset:
+        est.n_features_in_ = X.shape[1]
+    return X
+
+
+def _float_rows(est, X, reset=False):
+    "X through `_light_array`, else through scikit-learn's validation (float32 kept, other dtypes to float64)."
+    Xl = _light_array(est, X, reset=reset)
+    return Xl if Xl is not None else validate_data(est, X, dtype=[np.float64, np.float32], reset=reset)
+
 # %% ../nbs/01a_validation.ipynb #165814e2
 def keep_state_on_error(method):
     """Decorate `fit`-like methods: on any exception, put the estimator's attributes back as they were.
