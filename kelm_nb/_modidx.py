@@ -1588,6 +1588,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                     'kelm_nb.validation._check_shape_2d': ('validation.html#_check_shape_2d', 'kelm_nb/validation.py'),
                                     'kelm_nb.validation._float_rows': ('validation.html#_float_rows', 'kelm_nb/validation.py'),
                                     'kelm_nb.validation._light_array': ('validation.html#_light_array', 'kelm_nb/validation.py'),
+                                    'kelm_nb.validation._plain_floats': ('validation.html#_plain_floats', 'kelm_nb/validation.py'),
                                     'kelm_nb.validation._validate_constraints': ( 'validation.html#_validate_constraints',
                                                                                   'kelm_nb/validation.py'),
                                     'kelm_nb.validation._validate_fit': ('validation.html#_validate_fit', 'kelm_nb/validation.py'),

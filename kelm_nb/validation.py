@@ -125,6 +125,14 @@ def _check_shape_2d(X, name):
             raise ValueError(f"{name} is empty: found array with 0 {what}(s) (shape={shape}) "
                              "while a minimum of 1 is required.")
 
+# %% ../nbs/01a_validation.ipynb #e2c3b49c
+def _plain_floats(X, dtypes):
+    "Whether X is a 2-D NumPy array with rows and columns, of a dtype in `dtypes`, every entry finite (one sum)."
+    if not (type(X) is np.ndarray and X.ndim == 2 and X.shape[0] and X.shape[1] and X.dtype in dtypes):
+        return False
+    with np.errstate(over='ignore', invalid='ignore'):     # an overflowing sum only says: check in full
+        return math.isfinite(X.sum())
+
 # %% ../nbs/01a_validation.ipynb #3bcefb98
 def check_array_2d(X, name='X', dtype=(np.float64, np.float32)):
     """A finite 2-D float array (float32 kept, anything else cast to float64); errors name `name`.
@@ -141,8 +149,11 @@ def check_array_2d(X, name='X', dtype=(np.float64, np.float32)):
     -------
     ndarray of shape (n_samples, n_features)
     """
+    dtypes = dtype if isinstance(dtype, tuple) else (dtype,)
+    if _plain_floats(X, dtypes):
+        return X
     _check_shape_2d(X, name)
-    return check_array(X, dtype=list(dtype) if isinstance(dtype, tuple) else dtype, input_name=name)
+    return check_array(X, dtype=list(dtypes), input_name=name)
 
 # %% ../nbs/01a_validation.ipynb #f8069b11
 def _check_lengths(X, y, xname='X', yname='y'):
@@ -167,13 +178,6 @@ def _validate_fit(est, X, y, *, multi_output=True, y_numeric=True):
                              f"got values such as {np.asarray(y).ravel()[:3]!r}") from None
     return validate_data(est, X, y, dtype=np.float64, multi_output=multi_output, y_numeric=y_numeric)
 
-# %% ../nbs/01a_validation.ipynb #d468f72c
-def _validate_predict(est, X):
-    "Validated float64 `X` for `predict` of a fitted estimator (float32 and float64 queries give the same answer)."
-    check_is_fitted(est)
-    _check_shape_2d(X, 'X')
-    return validate_data(est, X, dtype=np.float64, reset=False)
-
 # %% ../nbs/01a_validation.ipynb #552ee71a
 _FLOATS = (np.float64, np.float32)
 
@@ -181,14 +185,13 @@ _FLOATS = (np.float64, np.float32)
 def _light_array(est, X, dtypes=_FLOATS, *, reset=False, jit_layout=False):
     """X itself when scikit-learn's validation of it for `est` would return it unchanged, else None (the caller then
     validates in full). `reset`: X starts a fit, its width is recorded as `n_features_in_`."""
-    if not (type(X) is np.ndarray and X.ndim == 2 and X.shape[0] and X.shape[1] and X.dtype in dtypes
-            and 'feature_names_in_' not in est.__dict__):
+    if 'feature_names_in_' in est.__dict__ or type(X) is not np.ndarray or X.ndim != 2:
         return None
     if jit_layout and not (X.flags.c_contiguous and X.flags.writeable):
         return None
     if not reset and X.shape[1] != est.__dict__.get('n_features_in_', -1):
         return None
-    if not math.isfinite(X.sum()):
+    if not _plain_floats(X, dtypes):
         return None
     if reset:
         est.n_features_in_ = X.shape[1]
@@ -199,6 +202,14 @@ def _float_rows(est, X, reset=False):
     "X through `_light_array`, else through scikit-learn's validation (float32 kept, other dtypes to float64)."
     Xl = _light_array(est, X, reset=reset)
     return Xl if Xl is not None else validate_data(est, X, dtype=[np.float64, np.float32], reset=reset)
+
+# %% ../nbs/01a_validation.ipynb #d468f72c
+def _validate_predict(est, X):
+    "Validated float64 `X` for `predict` of a fitted estimator (float32 and float64 queries give the same answer)."
+    check_is_fitted(est)
+    _check_shape_2d(X, 'X')
+    Xl = _light_array(est, X, (np.float64,))           # a finite float64 array of the fitted width: nothing to do
+    return Xl if Xl is not None else validate_data(est, X, dtype=np.float64, reset=False)
 
 # %% ../nbs/01a_validation.ipynb #165814e2
 def keep_state_on_error(method):
