@@ -30,7 +30,7 @@ from .core import (ACTIVATIONS, IllConditionedWarning, RandomHiddenLayer, RBFHid
                           check_memory, check_positive, decode_scores, encode_labels, hidden_output,
                           keep_state_on_error, normal_equations, _auto_c_primal, _check_lengths, _check_shape_2d,
                           _exp_reduced, _validate_fit, _EXP_SHIFTER)
-from .validation import _light_array
+from .validation import _light_array, _plain_floats
 from .jit import compile_notice
 
 
@@ -1345,13 +1345,14 @@ def _light_rows(est, X):
 # %% ../nbs/07_kos_elm.ipynb #a57da916
 def _light_targets(y, n):
     "Float64 targets (n, n_out) and whether y was 1-D, or None when y needs the full validation."
-    if type(y) is not np.ndarray or y.dtype != np.float64 or y.ndim not in (1, 2) or y.shape[0] != n:
+    if type(y) is not np.ndarray or y.ndim not in (1, 2) or y.shape[0] != n:
         return None
     if not y.flags.writeable:                     # one compiled layout (`_jit_layout`)
         return None
-    if not math.isfinite(y.sum()):
+    T = y.reshape(n, 1) if y.ndim == 1 else y
+    if not _plain_floats(T, (np.float64,)):       # float64 and finite, as the rows are checked
         return None
-    return (y.reshape(n, 1) if y.ndim == 1 else np.ascontiguousarray(y)), y.ndim == 1
+    return (T if y.ndim == 1 else np.ascontiguousarray(y)), y.ndim == 1
 
 # %% ../nbs/07_kos_elm.ipynb #adf86fc3
 def _check_fitted(est):
