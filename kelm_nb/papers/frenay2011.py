@@ -1503,7 +1503,8 @@ def _elm_kernel_svr_predict_case(quick=False):
 def warm_up():
     """Compile (and cache) in this process the numba kernels the cross-test tasks call, so that parallel workers load
     them from numba's cache instead of each compiling them: `_gram` of both kernels on fold-sized matrices (one
-    thread), and of the ELM kernel above 2^20 entries (parallel), as the all-rows fits of `size_effect` need.
+    thread), and of the ELM kernel above 2^20 entries (its parallel loops where numba has more than one thread), as
+    the all-rows fits of `size_effect` need.
 
     Returns
     -------
