@@ -207,9 +207,11 @@ def _float_rows(est, X, reset=False):
 def _validate_predict(est, X):
     "Validated float64 `X` for `predict` of a fitted estimator (float32 and float64 queries give the same answer)."
     check_is_fitted(est)
-    _check_shape_2d(X, 'X')
     Xl = _light_array(est, X, (np.float64,))           # a finite float64 array of the fitted width: nothing to do
-    return Xl if Xl is not None else validate_data(est, X, dtype=np.float64, reset=False)
+    if Xl is not None:
+        return Xl
+    _check_shape_2d(X, 'X')
+    return validate_data(est, X, dtype=np.float64, reset=False)
 
 # %% ../nbs/01a_validation.ipynb #165814e2
 def keep_state_on_error(method):
