@@ -2043,8 +2043,10 @@ def _check_kos_combination(est):
 
 # %% ../nbs/07_kos_elm.ipynb #8c6b1255
 def _install(est, state, config=None):
-    "Give `est` the state (and config), with the plain tuples `_state_args` (and `_config_args`) of the recursions."
+    """Give `est` the state (and config), with the plain tuples `_state_args` (and `_config_args`) of the recursions
+    and `_row_errors`, the one-row buffer of a-priori errors that the one-row path passes to `_kos_learn`."""
     est._state, est._state_args = state, tuple(state)
+    est._row_errors = np.empty((1, state.V.shape[1]))
     if config is not None:
         est._config, est._config_args = config, tuple(config)
 
@@ -2121,16 +2123,17 @@ def _fb_learn(est, X, T, E):
     return _fb_block_run(X[k:], T[k:], E[k:], est._state_args, est._config_args)
 
 # %% ../nbs/07_kos_elm.ipynb #b1289ae9
-def _kos_learn(est, X, T):
+def _kos_learn(est, X, T, E=None):
     """Fold the batch (X, T) into the state in place; returns its a-priori errors, or None (nothing learnt) when X or T
     holds NaN or infinity, which the recursions check before they start. ALD hands its rows over to
-    `_ald_at_budget` once the dictionary is at its budget, FB and the window go through `_fb_learn`."""
+    `_ald_at_budget` once the dictionary is at its budget, FB and the window go through `_fb_learn`. `E`: an
+    (n, n_outputs) buffer for the errors (one is allocated when None)."""
     n = X.shape[0]
-    E = np.empty((n, T.shape[1]))
+    if E is None:
+        E = np.empty((n, T.shape[1]))
     mode = est._config.mode
     if mode == _MODE_ALD:
-        st = est._state
-        if st.counts[_W_READY]:                        # a short call goes straight to the sample-by-sample recursion
+        if est._state.counts.item(_W_READY):           # a short call goes straight to the sample-by-sample recursion
             code = (_ald_frozen_run(X, T, E, est._state_args, est._config_args) if n < _ALD_ROW_BLOCK
                     else _ald_at_budget(est, X, T, E))
             return None if code else E
@@ -2175,7 +2178,7 @@ def _kos_alpha(est):
 def _warn_dependent(est):
     "IllConditionedWarning for Schur complements clamped since the last warning (Table I, FB, window)."
     counts = est._state.counts
-    if counts[_N_EVENTS] > counts[_EVENTS_WARNED]:
+    if counts.item(_N_EVENTS) > counts.item(_EVENTS_WARNED):
         new = int(counts[_N_EVENTS] - counts[_EVENTS_WARNED])
         counts[_EVENTS_WARNED] = counts[_N_EVENTS]
         warnings.warn(f"{new} sample(s) were numerically dependent on the dictionary (Schur complement below 1/C "
@@ -2187,10 +2190,8 @@ def _warn_dependent(est):
 def _warn_ald_keeps_most(est):
     "UserWarning, once, when the ALD dictionary keeps more than half of the samples (and at least 256)."
     counts = est._state.counts
-    if counts[_WARNED] & _FLAG_ALD_KEEPS_MOST:
-        return
-    m, n = int(counts[_N_DICT]), int(counts[_N_SEEN])
-    if m >= 256 and m > n / 2:
+    m, n = counts.item(_N_DICT), counts.item(_N_SEEN)
+    if m >= 256 and m > n / 2 and not counts.item(_WARNED) & _FLAG_ALD_KEEPS_MOST:
         counts[_WARNED] |= _FLAG_ALD_KEEPS_MOST
         warnings.warn(f"the ALD dictionary keeps {m} of the {n} samples seen (threshold {est.ald_threshold_:g} "
                       f"of k(x,x)): the kernel is narrow for this data (e.g. many features), so ALD sparsifies "
@@ -2211,10 +2212,10 @@ def _warn_fb_outliers(est):
     4 x budget samples on, at most once per `budget` samples (`_fb_check_at`), so that a row-by-row stream does
     not pay for the spread on every call."""
     counts = est._state.counts
-    n = int(counts[_N_SEEN])
-    if counts[_WARNED] & _FLAG_FB_OUTLIERS or n < est.__dict__.get('_fb_check_at', 0):
+    n = counts.item(_N_SEEN)
+    if n < est.__dict__.get('_fb_check_at', 0) or counts.item(_WARNED) & _FLAG_FB_OUTLIERS:
         return
-    m = int(counts[_N_DICT])
+    m = counts.item(_N_DICT)
     if n >= 4 * est.budget_ and m > 1:
         est._fb_check_at = n + est.budget_
         ratio = _fb_target_spread(est._state, est._n_outputs)
@@ -2254,7 +2255,7 @@ def _kos_fast_partial(est, X, y):
             return False
     except KeyError:                                   # a parameter deleted: the full path says which
         return False
-    return _kos_learn(est, X, y) is not None
+    return _kos_learn(est, X, y, d['_row_errors'] if n == 1 else None) is not None
 
 # %% ../nbs/07_kos_elm.ipynb #9f10b336
 class _KOSELMBase(_StreamingModel):
@@ -2311,6 +2312,7 @@ class _KOSELMBase(_StreamingModel):
         state = dict(super().__getstate__())           # a copy: the model itself keeps its buffers
         state.pop('_state_args', None)                 # rebuilt on unpickling
         state.pop('_config_args', None)
+        state.pop('_row_errors', None)
         if '_state' in state and self._config.mode <= _MODE_ALD:   # no slack in pickles: buffers cut to the dictionary
             st = _resized(state['_state'], max(int(state['_state'].counts[_N_DICT]), 1))
             st.counts[_ALPHA_VERSION] = -1
