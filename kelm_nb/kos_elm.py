@@ -287,19 +287,28 @@ def _krow(kern, D, m, x, out):
     """out[:m] = k(D[i], x) + offset for the first m dictionary rows; returns k(x, x) + offset.
 
     `kern` = (kid, gamma, degree, coef0, offset) packs the kernel (one tuple argument instead of five). The distances
-    or dot products are accumulated first and the kernel taken in a second loop (`_kernel_tail`), so both vectorise."""
-    d = x.shape[0]
-    for i in range(m):
-        Di = D[i]
+    or dot products are accumulated first, four rows at a time (four independent sums: one row alone is a chain of d
+    dependent additions), and the kernel taken in a second loop (`_kernel_tail`), which vectorises."""
+    d, dist = x.shape[0], kern[0] <= 1
+    i = 0
+    while i + 4 <= m:
+        D0, D1, D2, D3 = D[i], D[i + 1], D[i + 2], D[i + 3]
+        s0 = s1 = s2 = s3 = 0.0
+        for j in range(d):
+            xj = x[j]
+            if dist:
+                t0, t1, t2, t3 = D0[j] - xj, D1[j] - xj, D2[j] - xj, D3[j] - xj
+                s0, s1, s2, s3 = s0 + t0 * t0, s1 + t1 * t1, s2 + t2 * t2, s3 + t3 * t3
+            else:
+                s0, s1, s2, s3 = s0 + D0[j] * xj, s1 + D1[j] * xj, s2 + D2[j] * xj, s3 + D3[j] * xj
+        out[i], out[i + 1], out[i + 2], out[i + 3] = s0, s1, s2, s3
+        i += 4
+    for r in range(i, m):
+        Dr = D[r]
         s = 0.0
-        if kern[0] <= 1:
-            for j in range(d):
-                t = Di[j] - x[j]
-                s += t * t
-        else:
-            for j in range(d):
-                s += Di[j] * x[j]
-        out[i] = s
+        for j in range(d):
+            s += (Dr[j] - x[j]) ** 2 if dist else Dr[j] * x[j]
+        out[r] = s
     return _kernel_tail(kern, m, x, out)
 
 # %% ../nbs/07_kos_elm.ipynb #b0a1d00a
@@ -500,40 +509,103 @@ class _KOSConfig(NamedTuple):
     max_size: int
     mode: int
 
+# %% ../nbs/07_kos_elm.ipynb #22eba9ef
+_INT_FIELDS = frozenset({'idx', 'counts'})      # the int64 fields of `_KOSState`; the others are float64
+
+
+def _allocate(shapes):
+    """A zeroed `_KOSState` with the field shapes `shapes` (a dict by field name), every field a view into one float64
+    or one int64 buffer, in field order."""
+    ends, views = {False: 0, True: 0}, {}
+    for name in _KOSState._fields:
+        views[name] = (name in _INT_FIELDS, ends[name in _INT_FIELDS], math.prod(shapes[name]))
+        ends[name in _INT_FIELDS] += views[name][2]
+    bufs = {False: np.zeros(ends[False]), True: np.zeros(ends[True], np.int64)}
+    return _KOSState(**{name: bufs[i][o:o + n].reshape(shapes[name]) for name, (i, o, n) in views.items()})
+
 # %% ../nbs/07_kos_elm.ipynb #72c97b02
 def _new_state(mode, cap, d, n_out, frozen=False):
     """Zeroed buffers of `cap` rows for the recursion `mode` (`frozen`: room for ALD's W and pending terms); unused
     fields get 0 rows."""
-    z = np.zeros
     ald, fb = mode == _MODE_ALD, mode >= _MODE_FB
-    return _KOSState(D=z((cap, d)), M=z((cap, cap)), P=z((cap, cap)) if ald else z((0, 0)),
-                     W=z((cap, cap)) if frozen else z((0, 0)), V=z((cap, n_out)),
-                     Yd=z((cap, n_out)) if fb else z((0, n_out)), idx=z(cap, np.int64),
-                     pend=z(cap) if ald else z(0), alpha=z((cap, n_out)), diag=z(cap) if fb else z(0),
-                     work=z((3 + _ALD_BLOCK if frozen else 3, cap)), counts=z(_N_COUNTS, np.int64), fvals=z(_N_FVALS))
+    return _allocate(dict(D=(cap, d), M=(cap, cap), P=(cap, cap) if ald else (0, 0), W=(cap, cap) if frozen else (0, 0),
+                          V=(cap, n_out), Yd=(cap, n_out) if fb else (0, n_out), idx=(cap,), pend=(cap if ald else 0,),
+                          alpha=(cap, n_out), diag=(cap if fb else 0,), work=(3 + _ALD_BLOCK if frozen else 3, cap),
+                          counts=(_N_COUNTS,), fvals=(_N_FVALS,)))
 
 # %% ../nbs/07_kos_elm.ipynb #31217d11
 _ROW_FIELDS, _SQUARE_FIELDS = ('D', 'V', 'Yd', 'idx', 'pend', 'alpha', 'diag'), ('M', 'P', 'W')
 
 
+def _resized_shape(name, shape, cap):
+    "The shape of the field `name` (now `shape`) in buffers of `cap` rows: empty fields and the counters keep theirs."
+    if not shape[0] or name in ('counts', 'fvals'):
+        return shape
+    if name == 'work':
+        return (shape[0], cap)
+    return (cap, cap) if name in _SQUARE_FIELDS else (cap,) + shape[1:]
+
+
 def _resized(state, cap):
-    "A copy of `state` whose buffers hold `cap` rows (the first m kept); fields of size 0 stay as they are."
+    "A copy of `state` whose buffers hold `cap` rows (the first m kept, and the leading m x m block of the squares)."
     m = int(state.counts[_N_DICT])
-    new = {'counts': state.counts.copy(), 'fvals': state.fvals.copy(), 'work': np.zeros((state.work.shape[0], cap))}
-    new['work'][:, :m] = state.work[:, :m]                    # ALD's pending terms live there
+    new = _allocate({name: _resized_shape(name, a.shape, cap) for name, a in zip(state._fields, state)})
+    new.counts[:], new.fvals[:] = state.counts, state.fvals
+    new.work[:, :m] = state.work[:, :m]                       # ALD's pending terms live there
     for key in _ROW_FIELDS:
-        a = getattr(state, key)
-        if a.shape[0]:
-            b = np.zeros((cap,) + a.shape[1:], dtype=a.dtype)
-            b[:m] = a[:m]
-            new[key] = b
+        getattr(new, key)[:m] = getattr(state, key)[:m]
     for key in _SQUARE_FIELDS:
-        a = getattr(state, key)
-        if a.shape[0]:
-            b = np.zeros((cap, cap))
-            b[:m, :m] = a[:m, :m]
-            new[key] = b
-    return state._replace(**new)
+        getattr(new, key)[:m, :m] = getattr(state, key)[:m, :m]
+    return new
+
+# %% ../nbs/07_kos_elm.ipynb #9bae02ae
+def _args(state):
+    """(fbuf, ibuf, layout) of a state made by `_allocate`: its float64 and int64 buffers and, for each field in order,
+    its (offset, rows, columns) in its buffer, the form the recursions take (`_unpack`). ValueError when a field is
+    not a view into those buffers (`_pack` makes a state that is)."""
+    fbuf, ibuf = state.D.base, state.idx.base
+    layout = np.empty((len(state), 3), np.int64)
+    for k, (name, a) in enumerate(zip(state._fields, state)):
+        buf = ibuf if name in _INT_FIELDS else fbuf
+        if buf is None or a.base is not buf or not a.flags.c_contiguous or a.dtype != buf.dtype:
+            raise ValueError(f"the state's field {name} is not a view into its buffers: `_pack` the state first")
+        layout[k] = (a.ctypes.data - buf.ctypes.data) // a.itemsize, a.shape[0], a.shape[1] if a.ndim == 2 else 1
+    return fbuf, ibuf, layout
+
+# %% ../nbs/07_kos_elm.ipynb #daa69312
+def _pack(state):
+    "`state` when `_args` takes it, else a copy of it in two buffers (`_allocate`)."
+    try:
+        _args(state)
+        return state
+    except ValueError:
+        new = _allocate({name: a.shape for name, a in zip(state._fields, state)})
+        for a, b in zip(state, new):
+            b[...] = a
+        return new
+
+# %% ../nbs/07_kos_elm.ipynb #9d2177e9
+@njit(inline='always')
+def _field(buf, layout, k):
+    "Field k of a state as `_args` lays it out: a C-contiguous (rows, columns) view of `buf`."
+    o, r, c = layout[k, 0], layout[k, 1], layout[k, 2]
+    return buf[o:o + r * c].reshape((r, c))
+
+
+@njit(inline='always')
+def _vector(buf, layout, k):
+    "Vector field k of a state as `_args` lays it out: a C-contiguous view of `buf`."
+    return buf[layout[k, 0]:layout[k, 0] + layout[k, 1]]
+
+
+@njit(inline='always')
+def _unpack(state):
+    "The `_KOSState` of views that `_args` describes (jitted code only; state = (fbuf, ibuf, layout))."
+    fbuf, ibuf, lay = state
+    return _KOSState(_field(fbuf, lay, 0), _field(fbuf, lay, 1), _field(fbuf, lay, 2), _field(fbuf, lay, 3),
+                     _field(fbuf, lay, 4), _field(fbuf, lay, 5), _vector(ibuf, lay, 6), _vector(fbuf, lay, 7),
+                     _field(fbuf, lay, 8), _vector(fbuf, lay, 9), _field(fbuf, lay, 10), _vector(ibuf, lay, 11),
+                     _vector(fbuf, lay, 12))
 
 # %% ../nbs/07_kos_elm.ipynb #f4a261aa
 @njit(cache=True, fastmath=_FM)
@@ -587,12 +659,13 @@ def _table1_run(X, Y, E, state, config):
 
     Per sample: l = L^-1 k (line 5), r = 1/C + k(x,x) - l'l (line 6, `_schur_complement`), new row
     [l', sqrt(r)] of L (line 7), e = y - l'v (line 8, into E[t]), v gains e / sqrt(r) (line 9; alpha = L^-T v).
-    `state` is a `_KOSState` and `config` a `_KOSConfig`, both as plain tuples (numba types a tuple of arrays from
-    its fast path, a NamedTuple through Python: microseconds a call); the buffers need room for m + len(X) rows.
+    `state` is a state's `_args` (its two buffers and their layout, `_unpack`ed here) and `config` a `_KOSConfig` as a
+    plain tuple (numba types a plain tuple on its fast path, a NamedTuple through Python: microseconds a call); the
+    buffers need room for m + len(X) rows.
     Returns 0, or -1 (nothing changed) when X or Y holds NaN or infinity."""
     if not _all_finite(X, Y):
         return -1
-    st, cf = _KOSState(*state), _KOSConfig(*config)
+    st, cf = _unpack(state), _KOSConfig(*config)
     L, V, counts = st.M, st.V, st.counts
     m, n_seen = counts[_N_DICT], counts[_N_SEEN]
     for t in range(X.shape[0]):
@@ -757,14 +830,14 @@ def _ald_run(X, Y, E, state, config, start):
 
     Per sample: the kernel row and eq. 11 (`_ald_project`), one pass over P that applies the deferred rank-one
     term and forms P l (`_rls_pass`), the error e = y - l'beta, then `_ald_admit` and `_ald_new_row` or
-    `_ald_reject`. `state` and `config` are a `_KOSState` and a `_KOSConfig` as plain tuples. The rows from
+    `_ald_reject`. `state` is a state's `_args`, `config` a `_KOSConfig` as a plain tuple. The rows from
     `start` on are processed; returns the row reached: len(X), or the row t of a joining sample that finds the buffers
     full (the state then excludes it; grow them and call again from t). -2 - t: the dictionary is at its budget at
     row t (`_freeze` it once, then `_ald_frozen_run` takes the rows from t). -1: X or Y holds NaN or infinity
     (checked when `start` is 0, before anything changes)."""
     if start == 0 and not _all_finite(X, Y):
         return -1
-    st, cf = _KOSState(*state), _KOSConfig(*config)
+    st, cf = _unpack(state), _KOSConfig(*config)
     D, M, P, B, idx, pend, counts, fvals = st.D, st.M, st.P, st.V, st.idx, st.pend, st.counts, st.fvals
     lbuf, pbuf = st.work[0], st.work[1]                       # the fields once: no tuple held across the calls
     m, cap = counts[_N_DICT], D.shape[0]
@@ -853,23 +926,30 @@ def _ald_step(B, Y, E, t, m, l, u, V, first, nb):
         Vn[i] = u[i] * sg
 
 # %% ../nbs/07_kos_elm.ipynb #b0a1d007
+_COLS_FROM = 4        # rows from which `_ald_frozen_run` reads a transposed copy of the dictionary (`_krow_cols`)
+
+
 @njit(cache=True, fastmath=_FM)
 def _ald_frozen_run(X, Y, E, state, config):
     """ALD-KOS-ELM over the batch (X, Y) once the dictionary is at its budget (`_freeze`d): every sample takes the
     rejected update. Per sample: l = W k, u = P l, e = y - l'beta (into E[t]), beta += u e g and P -= g u u' with
     g = 1 / (1 + l'u). P's terms v = sqrt(g) u wait in work rows 3, 4, ... (counts[_N_PENDING] of them, across
     calls) and are applied `_ALD_BLOCK` at a time (`_rank_update`): meanwhile u = P l - sum_b (v_b'l) v_b, the same
-    recursion. `state` and `config` are a `_KOSState` and a `_KOSConfig` as plain tuples. Returns 0, or -1 (nothing
+    recursion. `state` is a state's `_args`, `config` a `_KOSConfig` as a plain tuple. Returns 0, or -1 (nothing
     changed) when X or Y holds NaN or infinity. The step itself is `_ald_step`."""
     if not _all_finite(X, Y):
         return -1
-    st, cf = _KOSState(*state), _KOSConfig(*config)
+    st, cf = _unpack(state), _KOSConfig(*config)
     D, P, W, B, counts, work = st.D, st.P, st.W, st.V, st.counts, st.work
     kbuf, lbuf, ubuf = work[0], work[1], work[2]
     m, nb = counts[_N_DICT], counts[_N_PENDING]
-    DT = np.ascontiguousarray(D[:m].T)                          # read column-wise (`_krow_cols`)
+    cols = X.shape[0] >= _COLS_FROM                            # the transposed copy pays from a few rows on
+    DT = np.ascontiguousarray(D[:m].T) if cols else np.empty((0, 0))
     for t in range(X.shape[0]):
-        _krow_cols(cf.kern, DT, m, X[t], kbuf)
+        if cols:
+            _krow_cols(cf.kern, DT, m, X[t], kbuf)
+        else:
+            _krow(cf.kern, D, m, X[t], kbuf)
         _matvec(W, m, kbuf, lbuf, True)                        # l = W k
         _matvec(P, m, lbuf, ubuf, False)                       # u = P l, less the pending terms in `_ald_step`
         _ald_step(B, Y, E, t, m, lbuf, ubuf, work, 3, nb)
@@ -896,7 +976,7 @@ def _ald_block_run(X, Y, E, state, config):
     at the budget). Returns 0, or -1 (nothing changed) when X or Y holds NaN or infinity."""
     if not _all_finite(X, Y):
         return -1
-    st, cf = _KOSState(*state), _KOSConfig(*config)
+    st, cf = _unpack(state), _KOSConfig(*config)
     D, P, W, B, counts, work = st.D, st.P, st.W, st.V, st.counts, st.work
     m, n, nblk = counts[_N_DICT], X.shape[0], _ALD_ROW_BLOCK
     _rank_update(P, m, work, 3, counts[_N_PENDING])
@@ -1123,12 +1203,11 @@ def _fb_run(X, Y, E, state, config):
     K_D + I/C = L L' is kept as its Cholesky factor (state.M; Table I's form, bounded entries at any C),
     V = L^-1 Yd, alpha = Q Yd and diag = diag(Q) with Q = (K_D + I/C)^-1. When the new sample itself would leave (the
     common case) nothing changes: the add-then-remove pair cancels; otherwise `_fb_change`. Buffers hold `max_size` + 1
-    elements, in arrival order; fvals accumulates the targets' sum and sum of squares. `state` and `config` are a
-    `_KOSState` and a `_KOSConfig` as plain tuples. Returns 0, or -1 (nothing changed) when X or Y holds NaN or
-    infinity."""
+    elements, in arrival order; fvals accumulates the targets' sum and sum of squares. `state` is a state's `_args`,
+    `config` a `_KOSConfig` as a plain tuple. Returns 0, or -1 (nothing changed) when X or Y holds NaN or infinity."""
     if not _all_finite(X, Y):
         return -1
-    st, cf = _KOSState(*state), _KOSConfig(*config)
+    st, cf = _unpack(state), _KOSConfig(*config)
     D, L, V, alpha, diag = st.D, st.M, st.V, st.alpha, st.diag
     counts, fvals, lbuf, zbuf = st.counts, st.fvals, st.work[1], st.work[2]
     m, n_seen = counts[_N_DICT], counts[_N_SEEN]
@@ -1273,7 +1352,7 @@ def _fb_block_run(X, Y, E, state, config):
     0, or -1 (nothing changed) when X or Y holds NaN or infinity."""
     if not _all_finite(X, Y):
         return -1
-    st, cf = _KOSState(*state), _KOSConfig(*config)
+    st, cf = _unpack(state), _KOSConfig(*config)
     D, alpha, diag, counts, fvals = st.D, st.alpha, st.diag, st.counts, st.fvals
     m, n_seen, n = counts[_N_DICT], counts[_N_SEEN], X.shape[0]
     Q = st.P.reshape(st.P.size)[:m * m].reshape((m, m))      # contiguous, in P's buffer
@@ -2043,9 +2122,11 @@ def _check_kos_combination(est):
 
 # %% ../nbs/07_kos_elm.ipynb #8c6b1255
 def _install(est, state, config=None):
-    """Give `est` the state (and config), with the plain tuples `_state_args` (and `_config_args`) of the recursions
-    and `_row_errors`, the one-row buffer of a-priori errors that the one-row path passes to `_kos_learn`."""
-    est._state, est._state_args = state, tuple(state)
+    """Give `est` the state (`_pack`ed) and config, with the forms the recursions take, `_state_args` (`_args`) and
+    `_config_args` (a plain tuple), and `_row_errors`, the one-row buffer of a-priori errors that the one-row path
+    passes to `_kos_learn`."""
+    state = _pack(state)
+    est._state, est._state_args = state, _args(state)
     est._row_errors = np.empty((1, state.V.shape[1]))
     if config is not None:
         est._config, est._config_args = config, tuple(config)
