@@ -17,7 +17,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 from llvmlite import ir
-from numba import njit, types
+from numba import carray, njit, types
 from numba.extending import intrinsic
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import NotFittedError
@@ -287,27 +287,29 @@ def _krow(kern, D, m, x, out):
     """out[:m] = k(D[i], x) + offset for the first m dictionary rows; returns k(x, x) + offset.
 
     `kern` = (kid, gamma, degree, coef0, offset) packs the kernel (one tuple argument instead of five). The distances
-    or dot products are accumulated first, four rows at a time (four independent sums: one row alone is a chain of d
-    dependent additions), and the kernel taken in a second loop (`_kernel_tail`), which vectorises."""
-    d, dist = x.shape[0], kern[0] <= 1
-    i = 0
-    while i + 4 <= m:
-        D0, D1, D2, D3 = D[i], D[i + 1], D[i + 2], D[i + 3]
-        s0 = s1 = s2 = s3 = 0.0
-        for j in range(d):
-            xj = x[j]
-            if dist:
+    (four rows at a time: four independent sums, where one row alone is a chain of d dependent additions) or dot
+    products are accumulated first, and the kernel taken in a second loop (`_kernel_tail`), which vectorises."""
+    d, i = x.shape[0], 0
+    if kern[0] <= 1:
+        while i + 4 <= m:
+            D0, D1, D2, D3 = D[i], D[i + 1], D[i + 2], D[i + 3]
+            s0 = s1 = s2 = s3 = 0.0
+            for j in range(d):
+                xj = x[j]
                 t0, t1, t2, t3 = D0[j] - xj, D1[j] - xj, D2[j] - xj, D3[j] - xj
                 s0, s1, s2, s3 = s0 + t0 * t0, s1 + t1 * t1, s2 + t2 * t2, s3 + t3 * t3
-            else:
-                s0, s1, s2, s3 = s0 + D0[j] * xj, s1 + D1[j] * xj, s2 + D2[j] * xj, s3 + D3[j] * xj
-        out[i], out[i + 1], out[i + 2], out[i + 3] = s0, s1, s2, s3
-        i += 4
+            out[i], out[i + 1], out[i + 2], out[i + 3] = s0, s1, s2, s3
+            i += 4
     for r in range(i, m):
         Dr = D[r]
         s = 0.0
-        for j in range(d):
-            s += (Dr[j] - x[j]) ** 2 if dist else Dr[j] * x[j]
+        if kern[0] <= 1:
+            for j in range(d):
+                t = Dr[j] - x[j]
+                s += t * t
+        else:
+            for j in range(d):
+                s += Dr[j] * x[j]
         out[r] = s
     return _kernel_tail(kern, m, x, out)
 
@@ -584,28 +586,29 @@ def _pack(state):
             b[...] = a
         return new
 
+# %% ../nbs/07_kos_elm.ipynb #6a7eb9c0
+@intrinsic
+def _address(typingctx, buf, offset):
+    "A pointer to element `offset` of the 1-D array `buf` (jitted code only), for `numba.carray`."
+    def codegen(context, builder, signature, args):
+        return builder.gep(context.make_array(signature.args[0])(context, builder, args[0]).data, [args[1]])
+    return types.CPointer(buf.dtype)(buf, offset), codegen
+
 # %% ../nbs/07_kos_elm.ipynb #9d2177e9
-@njit(inline='always')
-def _field(buf, layout, k):
-    "Field k of a state as `_args` lays it out: a C-contiguous (rows, columns) view of `buf`."
-    o, r, c = layout[k, 0], layout[k, 1], layout[k, 2]
-    return buf[o:o + r * c].reshape((r, c))
-
-
-@njit(inline='always')
-def _vector(buf, layout, k):
-    "Vector field k of a state as `_args` lays it out: a C-contiguous view of `buf`."
-    return buf[layout[k, 0]:layout[k, 0] + layout[k, 1]]
-
-
-@njit(inline='always')
+@njit(cache=True)
 def _unpack(state):
-    "The `_KOSState` of views that `_args` describes (jitted code only; state = (fbuf, ibuf, layout))."
-    fbuf, ibuf, lay = state
-    return _KOSState(_field(fbuf, lay, 0), _field(fbuf, lay, 1), _field(fbuf, lay, 2), _field(fbuf, lay, 3),
-                     _field(fbuf, lay, 4), _field(fbuf, lay, 5), _vector(ibuf, lay, 6), _vector(fbuf, lay, 7),
-                     _field(fbuf, lay, 8), _vector(fbuf, lay, 9), _field(fbuf, lay, 10), _vector(ibuf, lay, 11),
-                     _vector(fbuf, lay, 12))
+    """The `_KOSState` of views that `_args` describes (jitted code only; state = (fbuf, ibuf, layout)), in field
+    order: `carray`s at the fields' addresses (`_address`), which the buffers outlive (the caller holds them), typed
+    as the fields were (a slice and `reshape` per field compiles for seconds longer)."""
+    f, i, layout = state
+    o, r, c = layout[:, 0], layout[:, 1], layout[:, 2]
+    return _KOSState(carray(_address(f, o[0]), (r[0], c[0])), carray(_address(f, o[1]), (r[1], c[1])),
+                     carray(_address(f, o[2]), (r[2], c[2])), carray(_address(f, o[3]), (r[3], c[3])),
+                     carray(_address(f, o[4]), (r[4], c[4])), carray(_address(f, o[5]), (r[5], c[5])),
+                     carray(_address(i, o[6]), r[6]), carray(_address(f, o[7]), r[7]),
+                     carray(_address(f, o[8]), (r[8], c[8])), carray(_address(f, o[9]), r[9]),
+                     carray(_address(f, o[10]), (r[10], c[10])), carray(_address(i, o[11]), r[11]),
+                     carray(_address(f, o[12]), r[12]))
 
 # %% ../nbs/07_kos_elm.ipynb #f4a261aa
 @njit(cache=True, fastmath=_FM)
