@@ -149,10 +149,12 @@ def search(driver, base, query, timeout=30):
 
 
 def screenshot(driver, url, path, full_page=False):
-    "Save a PNG of `url` (the 1280×900 viewport, or the whole page up to 8000 px high)."
-    driver.get(url)
-    wait_for_images(driver)
-    wait_for_mathjax(driver)
+    """Save a PNG of `url` (the 1280×900 viewport, or the whole page up to 8000 px high); `url` None: the page the
+    driver shows, as it is (one `probe_page` just loaded, its images loaded and its math typeset)."""
+    if url is not None:
+        driver.get(url)
+        wait_for_images(driver)
+        wait_for_mathjax(driver)
     if full_page:
         height = min(8000, driver.execute_script('return document.documentElement.scrollHeight'))
         fit_viewport(driver, VIEWPORT[0], max(VIEWPORT[1], height))

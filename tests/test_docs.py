@@ -262,10 +262,13 @@ def test_site_in_headless_chromium(site):
     site_dir, manifest = site
     pages = sorted(p.relative_to(site_dir).as_posix() for p in site_dir.rglob('*.html')
                    if not p.relative_to(site_dir).as_posix().startswith(('results/', '_', 'genindex', 'search')))
-    problems, typeset = [], 0
+    problems, typeset, taken = [], 0, []
+    shots = Path(os.environ.get('KELM_NB_DOCS_SHOTS') or site_dir / 'screenshots')
+    shot_names = {'index.html': 'index.png', 'api/index.html': 'api.png', '05_nu_oelm.html': 'nu_oelm.png'}
     with serve(site_dir) as (base, requests), chromium_driver() as driver:
         for path in pages:
             report = probe_page(driver, base + path)
+            if path in shot_names: taken.append(screenshot(driver, None, shots / shot_names[path]))  # as probed
             if not report['title'].strip() or not report['h1'].strip(): problems.append(f'{path}: no title/h1')
             problems += [f'{path}: console error {e["message"][:200]}' for e in report['console']]
             bad = [i['src'] for i in report['images'] if not (i['complete'] and i['width'] > 0)]
@@ -282,19 +285,15 @@ def test_site_in_headless_chromium(site):
                 target = site_dir / url[len(base):].split('#')[0].split('?')[0]
                 if not (target / 'index.html' if target.is_dir() else target).exists():
                     problems.append(f'{path}: broken link {url[len(base):]}')
-        for query, expected in (('NuOELMClassifier', 'api/estimators.html'), ('partial_fit', 'guide/')):
+        for query, expected in (('partial_fit', 'guide/'), ('NuOELMClassifier', 'api/estimators.html')):
             hits = search(driver, base, query)
             if not any(expected in h for h in hits): problems.append(f'search {query!r}: {hits[:5]}')
+        taken.append(screenshot(driver, None, shots / 'search.png'))  # the results page of the last search
         failed = [(p, s) for p, s in requests if s >= 400]
-        shots = Path(os.environ.get('KELM_NB_DOCS_SHOTS') or site_dir / 'screenshots')
-        taken = [screenshot(driver, base + page, shots / name) for page, name in (
-            ('index.html', 'index.png'), ('api/index.html', 'api.png'), ('05_nu_oelm.html', 'nu_oelm.png'))]
-        search(driver, base, 'NuOELMClassifier')  # the results page once the search has run
-        driver.save_screenshot(str(shots / 'search.png'))
-        taken.append(shots / 'search.png')
     assert not problems, '\n'.join(problems[:40])
     assert not failed, f'requests that failed: {failed[:20]}'
     assert typeset > 100, f'only {typeset} formulas typeset over the site'
+    assert sorted(s.name for s in taken) == sorted([*shot_names.values(), 'search.png']), taken
     for shot in taken:
         fmt, width, height, levels = png_summary(shot)
         assert fmt == 'PNG' and width >= 1000 and height >= 800, (shot, fmt, width, height)
