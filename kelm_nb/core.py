@@ -588,6 +588,14 @@ def _add_to_diagonal(A, value):
     A.flat[::A.shape[0] + 1] += value
     return A
 
+# %% ../nbs/02_core.ipynb #06709961
+def _finite_result(a, what):
+    "`a` if every entry is finite, else a ValueError: float64 overflowed on inputs of extreme magnitude."
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{what} is not finite: float64 overflowed on inputs of extreme magnitude (products too "
+                         "large, or an H too close to zero for its targets); scale them (StandardScaler)")
+    return a
+
 # %% ../nbs/02_core.ipynb #8bc39c87
 def ridge_solve(H, T, C, *, form='auto'):
     r"""Output weights $\beta$ minimising $\|H\beta - T\|^2 + \|\beta\|^2/C$; `C=None` gives pinv(H) T.
@@ -614,14 +622,15 @@ def ridge_solve(H, T, C, *, form='auto'):
     _check_finite(H, 'H')
     _check_finite(T, 'T')
     if C is None:
-        return scipy.linalg.lstsq(H, T, lapack_driver='gelsd', check_finite=False)[0]
+        beta = scipy.linalg.lstsq(H, T, lapack_driver='gelsd', check_finite=False)[0]
+        return _finite_result(beta, 'the least-squares solution pinv(H) T')
     check_positive(C, 'C')
     n, L = H.shape
     if form == 'primal' or (form == 'auto' and n >= L):
         A = _add_to_diagonal(H.T @ H, 1.0 / C)
-        return spd_solve(A, H.T @ T, overwrite_a=True)
+        return _finite_result(spd_solve(A, H.T @ T, overwrite_a=True), 'the ridge solution')
     A = _add_to_diagonal(H @ H.T, 1.0 / C)
-    return H.T @ spd_solve(A, T, overwrite_a=True)
+    return _finite_result(H.T @ spd_solve(A, T, overwrite_a=True), 'the ridge solution')
 
 # %% ../nbs/02_core.ipynb #337912ef
 def kernel_ridge_solve(K, T, C, *, overwrite_k=False):

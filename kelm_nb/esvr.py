@@ -21,7 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from .core import (POSITIVE, POSITIVE_INT, BlockwiseFitMixin, RandomHiddenLayer, NormalEquations, block_rows,
                           check_memory, dask_normal_equations, _first_rows, _is_dask_array,
-                          keep_state_on_error, _UFUNC_ACTIVATIONS, _check_finite, _draw, _elm_solution,
+                          keep_state_on_error, _UFUNC_ACTIVATIONS, _check_finite, _draw, _finite_result, _elm_solution,
                           _spd_solve_checked, _ufunc_hidden_output, _validate_fit, _validate_predict, check_array_2d,
                           check_positive, compute_kernel, hidden_output, kernel_product, kernel_ridge_with_bias,
                           ridge_solve, row_chunks)
@@ -72,14 +72,6 @@ def _check_system(H, T, nu, nu_name='nu'):
                          f"max |T| = {t:.3g}); scale them (StandardScaler)")
     return H, T, nu
 
-# %% ../nbs/04_esvr.ipynb #461710e3
-def _finite_result(a, what):
-    "`a` if every entry is finite, else a ValueError: float64 overflowed on inputs of extreme magnitude."
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{what} is not finite: the inputs are too large for float64 (products overflow); "
-                         "scale them (StandardScaler)")
-    return a
-
 # %% ../nbs/04_esvr.ipynb #b1914c74
 def esvr_primal(H, T, nu):
     """Eq. 9: $[w; r]=(I/\\nu+E_\\Phi^\\top E_\\Phi)^{-1}E_\\Phi^\\top T$, a $(p+1)^2$ system.
@@ -108,7 +100,7 @@ def esvr_primal(H, T, nu):
     array([ 1., -1.])
     """
     H, T, nu = _check_system(H, T, nu)
-    return _finite_result(ridge_solve(augment(H), T, nu, form='primal'), 'the solution of eq. 9')
+    return ridge_solve(augment(H), T, nu, form='primal')            # refuses a solution that overflowed
 
 # %% ../nbs/04_esvr.ipynb #0eb20992
 def esvr_dual(H, T, nu):
@@ -137,7 +129,7 @@ def esvr_dual(H, T, nu):
     array([ 1., -1.])
     """
     H, T, nu = _check_system(H, T, nu)
-    return _finite_result(ridge_solve(augment(H), T, nu, form='dual'), 'the solution of eq. 8')
+    return ridge_solve(augment(H), T, nu, form='dual')              # refuses a solution that overflowed
 
 # %% ../nbs/04_esvr.ipynb #19d63730
 def _check_solver(solver):
