@@ -874,32 +874,26 @@ def _ald_run(X, Y, E, state, config, start):
     return code
 
 # %% ../nbs/07_kos_elm.ipynb #b0a1d004
-@njit(cache=True, fastmath=_FM)
+_DGEMM = types.ExternalFunction('numba_xxgemm', types.intc(          # the BLAS entry numba's own np.dot calls
+    types.char, types.char, types.char, types.intp, types.intp, types.intp, types.CPointer(types.float64),
+    types.CPointer(types.float64), types.intp, types.CPointer(types.float64), types.intp,
+    types.CPointer(types.float64), types.CPointer(types.float64), types.intp))
+
+
+@njit(cache=True)
 def _rank_update(P, m, V, first, nb):
-    """P[:m, :m] -= sum_b V[b] V[b]' over the rows b = first .. first + nb - 1 of V, P stored whole: the lower
-    triangle takes eight terms per pass (a block of samples writes P once instead of once per sample), then the upper
-    triangle is copied from it (P stays exactly symmetric)."""
-    end = first + nb
-    for i in range(m):
-        Pi = P[i]
-        b = first
-        while b + 8 <= end:
-            V0, V1, V2, V3, V4, V5, V6, V7 = V[b], V[b + 1], V[b + 2], V[b + 3], V[b + 4], V[b + 5], V[b + 6], V[b + 7]
-            c0, c1, c2, c3, c4, c5, c6, c7 = V0[i], V1[i], V2[i], V3[i], V4[i], V5[i], V6[i], V7[i]
-            for j in range(i + 1):
-                Pi[j] -= (c0 * V0[j] + c1 * V1[j] + c2 * V2[j] + c3 * V3[j]) + (c4 * V4[j] + c5 * V5[j] + c6 * V6[j]
-                                                                             + c7 * V7[j])
-            b += 8
-        while b < end:
-            Vb = V[b]
-            c = Vb[i]
-            for j in range(i + 1):
-                Pi[j] -= c * Vb[j]
-            b += 1
-    if nb:
-        for i in range(m):
-            for j in range(i):
-                P[j, i] = P[i, j]
+    """P[:m, :m] -= sum_b V[b] V[b]' over the rows b = first .. first + nb - 1 of V, P (C-contiguous) stored whole:
+    one BLAS dgemm with beta = 1, in place. Read in Fortran order a C-ordered matrix is its transpose, so the call
+    is C' -= A A' with A = the rows of V as columns; the update is symmetric, so P' and P are updated alike. P_ij and
+    P_ji receive the same products V_bi V_bj, so P stays symmetric to rounding (bit for bit where BLAS sums both in
+    the same order, as OpenBLAS does)."""
+    if nb == 0:
+        return
+    coef = np.array([-1.0, 1.0])                                  # alpha, beta
+    v, ld = _address(V, first * V.shape[1]), V.shape[1]
+    if _DGEMM(ord('d'), ord('n'), ord('t'), m, m, nb, _address(coef, 0), v, ld, v, ld, _address(coef, 1),
+              _address(P, 0), P.shape[1]):
+        raise RuntimeError('BLAS dgemm failed in the KOS-ELM rank update')
 
 # %% ../nbs/07_kos_elm.ipynb #e7b1a005
 @njit(cache=True, fastmath=_FM, inline='always')
