@@ -1249,7 +1249,8 @@ def _fb_clear(cf, AT, diag, m, Y, E, t, k, ktt, z):
     True when the newcomer leaves at once, clearly: its Schur complement r = 1/C + ktt - k'z is above the clamp and its
     leave-one-out error |e| beats every element's (`_fb_leaving`'s test) by the margin `_FB_MARGIN`. False: the row
     takes the exact step. AT (n_out, m) is alpha transposed, contiguous, so that every loop runs over unit strides;
-    a single output tests all elements in one branch-free pass (the smallest margin), which vectorises."""
+    a single output counts the elements that beat the newcomer in one branch-free pass, which vectorises (a running
+    minimum does not: 0.2 against 0.06 us over 100 elements)."""
     kz, best = 0.0, 0.0
     for i in range(m):
         kz += k[i] * z[i]
@@ -1265,11 +1266,11 @@ def _fb_clear(cf, AT, diag, m, Y, E, t, k, ktt, z):
     best *= 1.0 - _FB_MARGIN
     ir = 1.0 / r
     if Y.shape[1] == 1:
-        a, h, low = AT[0], E[t, 0] * ir, 0.0
+        a, h, beaten = AT[0], E[t, 0] * ir, 0
         for i in range(m):
             v, q = a[i] - z[i] * h, diag[i] + z[i] * z[i] * ir
-            low = min(low, v * v - best * q * q)
-        return low >= 0.0
+            beaten += v * v < best * q * q
+        return beaten == 0
     for i in range(m):
         s2 = 0.0
         for o in range(Y.shape[1]):
@@ -1343,8 +1344,8 @@ def _fb_exact_row(st, cf, x, Y, E, t, Q, zq, position):
 def _fb_block_run(X, Y, E, state, config):
     """`_fb_run` for FB with a full dictionary, in blocks: z = Q k of `_FB_ROWS` rows in one product with the explicit
     Q = (K_D + I/C)^-1 (state.P, from L when counts[_W_READY] is 0), a row whose newcomer clearly leaves learnt from
-    it (`_fb_clear`), any other by the exact step (`_fb_exact_row`), after which the block restarts; the row right
-    after a change takes the exact step, and blocks then grow from two rows (changes come in bursts). When a row
+    it (`_fb_clear`), any other by the exact step (`_fb_exact_row`), after which the block restarts; after a change
+    blocks grow again from two rows (changes come in bursts). When a row
     finds Q off by more than `_FB_TOL`, the rows left take the exact step (Q is rebuilt on the next call). Returns
     0, or -1 (nothing changed) when X or Y holds NaN or infinity."""
     if not _all_finite(X, Y):
@@ -1359,8 +1360,8 @@ def _fb_block_run(X, Y, E, state, config):
     K, Z, ktt = np.empty((_FB_ROWS, m)), np.empty((_FB_ROWS, m)), np.empty(_FB_ROWS)
     t, fast, run = 0, True, _FB_ROWS                          # run: rows since the dictionary last changed
     while t < n:
-        blocked = fast and run >= 1                            # right after a change, one exact row
-        nb = min(n - t, _FB_ROWS, 2 * run) if blocked else 1
+        blocked = fast
+        nb = min(n - t, _FB_ROWS, max(2 * run, 2)) if blocked else 1
         if blocked:
             for b in range(nb):
                 ktt[b] = _krow_cols(cf.kern, DT, m, X[t + b], K[b])
