@@ -84,15 +84,19 @@ def test_method_table_cells_carry_their_count_and_mode():
     assert rec['ours_n'] == 3 and rec['ours'] == pytest.approx(0.92) and rec['ours_spread'] == pytest.approx(0.02)
 
 
-def test_floor_steps_do_the_per_sample_work():
+def test_floors_do_the_dense_work_of_each_recursion():
     rng = np.random.default_rng(0)
-    X, D, W = rng.uniform(size=(3, 4)), rng.uniform(size=(5, 4)), np.tril(rng.uniform(size=(5, 5)))
+    X, D, W = rng.uniform(size=(37, 4)), rng.uniform(size=(5, 4)), np.tril(rng.uniform(size=(5, 5)))
+    kern = (0, 0.5, 3.0, 1.0, 0.0)
+    K = compute_kernel(X, D, 'rbf', gamma=0.5)
     P, ref = np.eye(5), np.eye(5)
-    for x in X:
-        l = W @ np.exp(-0.5 * ((D - x) ** 2).sum(1))
-        ref -= np.tril(1e-3 * np.outer(l, l))
-    paper._floor_steps(X, D, W, P, 0.5, 1e-3)
-    np.testing.assert_allclose(P, ref, rtol=1e-12, atol=1e-14)
+    for b in range(0, len(X), paper._ALD_ROW_BLOCK):
+        G = 1e-3 * (K[b:b + paper._ALD_ROW_BLOCK] @ W.T) @ ref
+        ref -= G.T @ G
+    paper._ald_floor(X, D, W, P, kern)
+    np.testing.assert_allclose(P, ref, rtol=1e-12, atol=1e-15)
+    Q, alpha = rng.normal(size=(5, 5)), rng.normal(size=5)
+    assert paper._fb_floor(X, D, Q, alpha, kern) == pytest.approx((K * (K @ Q + alpha)).sum(), rel=1e-10)
 
 
 def test_fb_wdbc_study_pairs_folds():
