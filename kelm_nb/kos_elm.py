@@ -1345,9 +1345,9 @@ def _fb_block_run(X, Y, E, state, config):
     """`_fb_run` for FB with a full dictionary, in blocks: z = Q k of `_FB_ROWS` rows in one product with the explicit
     Q = (K_D + I/C)^-1 (state.P, from L when counts[_W_READY] is 0), a row whose newcomer clearly leaves learnt from
     it (`_fb_clear`), any other by the exact step (`_fb_exact_row`), after which the block restarts; after a change
-    blocks grow again from two rows (changes come in bursts). When a row
-    finds Q off by more than `_FB_TOL`, the rows left take the exact step (Q is rebuilt on the next call). Returns
-    0, or -1 (nothing changed) when X or Y holds NaN or infinity."""
+    blocks grow again from two rows (changes come in bursts). When a row finds Q off by more than `_FB_TOL`, the
+    rows left take the exact step (Q is rebuilt on the next call). Returns 0, or -1 (nothing changed) when X or Y
+    holds NaN or infinity."""
     if not _all_finite(X, Y):
         return -1
     st, cf = _unpack(state), _KOSConfig(*config)
