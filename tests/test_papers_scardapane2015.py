@@ -84,21 +84,6 @@ def test_method_table_cells_carry_their_count_and_mode():
     assert rec['ours_n'] == 3 and rec['ours'] == pytest.approx(0.92) and rec['ours_spread'] == pytest.approx(0.02)
 
 
-def test_floors_do_the_dense_work_of_each_recursion():
-    rng = np.random.default_rng(0)
-    X, D, W = rng.uniform(size=(37, 4)), rng.uniform(size=(5, 4)), np.tril(rng.uniform(size=(5, 5)))
-    kern = (0, 0.5, 3.0, 1.0, 0.0)
-    K = compute_kernel(X, D, 'rbf', gamma=0.5)
-    P, ref = np.eye(5), np.eye(5)
-    for b in range(0, len(X), paper._ALD_ROW_BLOCK):
-        G = 1e-3 * (K[b:b + paper._ALD_ROW_BLOCK] @ W.T) @ ref
-        ref -= G.T @ G
-    paper._ald_floor(X, D, W, P, kern)
-    np.testing.assert_allclose(P, ref, rtol=1e-12, atol=1e-15)
-    Q, alpha = rng.normal(size=(5, 5)), rng.normal(size=5)
-    assert paper._fb_floor(X, D, Q, alpha, kern) == pytest.approx((K * (K @ Q + alpha)).sum(), rel=1e-10)
-
-
 def test_fb_wdbc_study_pairs_folds():
     t = paper.fb_wdbc_study(n_runs=1, variants={'all rows': dict(budget=400), 'F=100': dict(budget=100)})
     np.testing.assert_array_equal(t.results['all rows'], t.results['K-ELM'])   # a budget covering the fold is K-ELM
