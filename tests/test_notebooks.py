@@ -14,10 +14,13 @@ so notebooks still share nothing; it gets the test's environment, a fresh NumPy 
 cell). It ends as a normal exit would (atexit handlers, flushed streams) but without the interpreter's
 module-by-module teardown (``leave``). The runner never runs numba code itself: a fork after numba's GNU OpenMP
 threads start would be unsafe. Compiled kernels still pass from one notebook to the next through the numba cache
-(``NUMBA_CACHE_DIR``, one folder for the whole session: see ``conftest.py``).
+(``NUMBA_CACHE_DIR``, one folder for the whole session: see ``conftest.py``). A method notebook's own kernels
+load the package's compiled code from that cache when they are the same kernels as the exported ones
+(``exported_kernels.py``), instead of compiling them again.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -58,9 +61,15 @@ def _longest_first(paths):
 
 NOTEBOOKS = _longest_first(_notebooks())
 
+
+def _exported_module(nb):
+    "The package module a notebook exports to (its `#| default_exp`), or None."
+    found = re.search(r'#\| default_exp ([\w.]+)', Path(nb).read_text())
+    return f'kelm_nb.{found.group(1)}' if found else None
+
 # The runner: reads one JSON request per line on stdin, forks a child per request, answers one JSON line.
 _RUNNER = textwrap.dedent('''
-    import atexit, ctypes, json, os, signal, sys, threading, time, traceback
+    import atexit, ctypes, importlib, json, os, signal, sys, threading, time, traceback
     from pathlib import Path
     reply = os.fdopen(os.dup(1), 'w', buffering=1)
     os.dup2(2, 1)                       # whatever the imports print goes to the log, never into the replies
@@ -102,6 +111,10 @@ _RUNNER = textwrap.dedent('''
         fn = Path(req['nb'])
         sys.argv = ['-c', str(fn), req['force']]
         if 'numpy' in sys.modules: sys.modules['numpy'].random.seed()   # as fresh as a new process
+        if req['module']:               # the notebook's kernels load what the package's compiled (exported_kernels.py)
+            sys.path.insert(0, req['tests'])
+            from exported_kernels import share_exported_caches
+            share_exported_caches(importlib.import_module(req['module']))
         ok, secs = test_nb(fn, skip_flags=SKIP, force_flags=req['force'].split(), basepath=cfg.config_path)
         print(f'{fn.name}: {"passed" if ok else "FAILED"} in {secs:.1f} s')
         return 0 if ok else 1
@@ -175,6 +188,7 @@ class NotebookRunner:
         if self.proc is None or self.proc.poll() is not None: self._start()
         with tempfile.TemporaryDirectory(prefix='kelm_nb_nb_') as tmp:
             req = dict(nb=str(nb), force=force, timeout=timeout, env=dict(os.environ), cwd=str(ROOT),
+                       module=_exported_module(nb), tests=str(Path(__file__).resolve().parent),
                        stdout=str(Path(tmp) / 'stdout'), stderr=str(Path(tmp) / 'stderr'))
             try:
                 self.proc.stdin.write(json.dumps(req) + '\n')
