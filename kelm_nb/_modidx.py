@@ -1533,6 +1533,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                   'kelm_nb/papers/zhu2014.py'),
                                         'kelm_nb.papers.zhu2014.esvr_nu_path_cv_case': ( 'papers/zhu2014.html#esvr_nu_path_cv_case',
                                                                                          'kelm_nb/papers/zhu2014.py'),
+                                        'kelm_nb.papers.zhu2014.esvr_rmse_ceiling': ( 'papers/zhu2014.html#esvr_rmse_ceiling',
+                                                                                      'kelm_nb/papers/zhu2014.py'),
                                         'kelm_nb.papers.zhu2014.esvr_vs_svr_case': ( 'papers/zhu2014.html#esvr_vs_svr_case',
                                                                                      'kelm_nb/papers/zhu2014.py'),
                                         'kelm_nb.papers.zhu2014.final_fit': ('papers/zhu2014.html#final_fit', 'kelm_nb/papers/zhu2014.py'),
