@@ -3,11 +3,11 @@
 A method notebook defines the numba kernels that ``nbdev_export`` copies into the package, and its checks compile
 them: with an empty IPython cache that is the compilation the package's kernels already went through when an earlier
 test used them (some 37 CPU-s for ``07_kos_elm``, 22 for ``06_mkl``, 13 for ``03_kernels``).
-``share_exported_caches(module)`` lets every ``cache=True`` kernel the notebook defines load the cache entries of its
-exported twin in ``module`` when the twin is the same kernel: the same source and, for every global it reads, the
-same value (the same object, an equal constant, or a kernel that is the same in turn). Anything else, a notebook that
-changes a constant before compiling included, compiles the notebook's own code. numba keys entries by the types of
-the arguments (a class the notebook defines is not the package's) and the CPU.
+``share_exported_caches(module)`` lets every ``cache=True`` kernel the notebook defines load the cache entries of
+its exported twin in ``module`` when the twin is the same kernel: the same source, the same numba options and, for
+every global it reads, the same value (the same object, an equal constant, or a kernel that is the same in turn).
+Anything else, a notebook that changes a constant before compiling included, compiles the notebook's own code. numba
+keys entries by the types of the arguments (a class the notebook defines is not the package's) and the CPU.
 
 What the notebook compiles itself it saves to its own cache only: a cache entry records the module whose globals its
 compiled code sees at run time (``__main__`` for a notebook), so an entry the notebook saved would leave the package's
@@ -40,7 +40,7 @@ def _same_value(a, b, seen):
     "Whether a global of the notebook (`a`) and of the module (`b`) are the same for compiled code."
     if a is b: return True
     if type(a) is not type(b): return False
-    if hasattr(a, 'py_func'): return same_kernel(a.py_func, b.py_func, seen)      # a numba dispatcher
+    if hasattr(a, 'py_func'): return _same_dispatcher(a, b, seen)
     if hasattr(a, '_defn'): return _same_function(a._defn, b._defn, seen)          # a numba intrinsic
     if isinstance(a, types.FunctionType): return _same_function(a, b, seen)
     if isinstance(a, np.ndarray): return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
@@ -64,6 +64,11 @@ def _same_function(f, g, seen):
     return True
 
 
+def _same_dispatcher(a, b, seen):
+    "Two numba dispatchers: the same options (fastmath, inline, ...: set where they are decorated) and functions."
+    return a.targetoptions == b.targetoptions and _same_function(a.py_func, b.py_func, seen)
+
+
 def same_kernel(f, g, seen=None):
     """Whether the Python functions `f` (the notebook's) and `g` (the package's) compile to the same code: the same
     source, and every global they read the same (see the module docstring)."""
@@ -82,7 +87,7 @@ class _TwinCache:
             from numba.core.caching import FunctionCache
             f = self._dispatcher.py_func
             twin = getattr(self._module, f.__name__, None)
-            same = twin is not None and hasattr(twin, 'py_func') and same_kernel(f, twin.py_func)
+            same = twin is not None and hasattr(twin, 'py_func') and _same_dispatcher(self._dispatcher, twin, set())
             self._twin = FunctionCache(twin.py_func) if same else False
         return self._twin
 

@@ -75,3 +75,13 @@ def test_a_cell_kernel_loads_its_twins_compiled_code(tmp_path, monkeypatch):
         undo()
     assert sum(same.outer._cache_hits.values()) == 1 and not same.outer._cache_misses
     assert not changed.outer._cache_hits and sum(changed.outer._cache_misses.values()) == 1
+
+
+def test_other_numba_options_are_not_the_same_kernel():
+    "Options are evaluated where a kernel is decorated, outside its code: a changed one is caught all the same."
+    source = SOURCE.format(scale=2.0).replace('@njit(cache=False)\ndef inner',
+                                              '@njit(cache=False, fastmath=FAST)\ndef inner')
+    a = _module('nb_e', 'FAST = False\n' + source)
+    b = _module('pkg_e', 'FAST = True\n' + source)
+    assert not same_kernel(a.outer.py_func, b.outer.py_func)
+    assert same_kernel(a.outer.py_func, _module('pkg_f', 'FAST = False\n' + source).outer.py_func)
