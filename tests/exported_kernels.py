@@ -13,6 +13,7 @@ What the notebook compiles itself it saves to its own cache only: a cache entry 
 compiled code sees at run time (``__main__`` for a notebook), so an entry the notebook saved would leave the package's
 kernel with the wrong globals.
 """
+import dis
 import inspect
 import types
 
@@ -21,11 +22,11 @@ import numpy as np
 __all__ = ['share_exported_caches', 'same_kernel']
 
 
-def _code_names(code):
-    "The global (and attribute) names a code object and the code objects nested in it refer to."
-    names = set(code.co_names)
+def _global_names(code):
+    "The global names a code object and the code objects nested in it read (attribute names are not globals)."
+    names = {ins.argval for ins in dis.get_instructions(code) if ins.opname in ('LOAD_GLOBAL', 'LOAD_NAME')}
     for const in code.co_consts:
-        if isinstance(const, types.CodeType): names |= _code_names(const)
+        if isinstance(const, types.CodeType): names |= _global_names(const)
     return names
 
 
@@ -57,7 +58,7 @@ def _same_function(f, g, seen):
     seen.add(key)
     src = _source(f)
     if src is None or src != _source(g): return False
-    for name in _code_names(f.__code__):
+    for name in _global_names(f.__code__):
         in_f, in_g = name in f.__globals__, name in g.__globals__
         if in_f != in_g: return False
         if in_f and not _same_value(f.__globals__[name], g.__globals__[name], seen): return False

@@ -85,3 +85,9 @@ def test_other_numba_options_are_not_the_same_kernel():
     b = _module('pkg_e', 'FAST = True\n' + source)
     assert not same_kernel(a.outer.py_func, b.outer.py_func)
     assert same_kernel(a.outer.py_func, _module('pkg_f', 'FAST = False\n' + source).outer.py_func)
+
+
+def test_a_notebook_global_named_like_an_attribute_does_not_matter():
+    "`np.sqrt` reads the global `np`, not a global `sqrt`: a notebook that defines one still shares."
+    a, b = _module('nb_g', 'sqrt = None\n' + SOURCE.format(scale=2.0)), _module('pkg_g', SOURCE.format(scale=2.0))
+    assert same_kernel(a.outer.py_func, b.outer.py_func)
