@@ -1510,6 +1510,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                         'kelm_nb.papers.zhu2014._mean_score': ( 'papers/zhu2014.html#_mean_score',
                                                                                 'kelm_nb/papers/zhu2014.py'),
                                         'kelm_nb.papers.zhu2014._n_rows': ('papers/zhu2014.html#_n_rows', 'kelm_nb/papers/zhu2014.py'),
+                                        'kelm_nb.papers.zhu2014._path_rmse': ( 'papers/zhu2014.html#_path_rmse',
+                                                                               'kelm_nb/papers/zhu2014.py'),
                                         'kelm_nb.papers.zhu2014._prefix_nu_paths': ( 'papers/zhu2014.html#_prefix_nu_paths',
                                                                                      'kelm_nb/papers/zhu2014.py'),
                                         'kelm_nb.papers.zhu2014._rmse': ('papers/zhu2014.html#_rmse', 'kelm_nb/papers/zhu2014.py'),

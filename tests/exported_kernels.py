@@ -70,10 +70,10 @@ def _same_dispatcher(a, b, seen):
     return a.targetoptions == b.targetoptions and _same_function(a.py_func, b.py_func, seen)
 
 
-def same_kernel(f, g, seen=None):
+def same_kernel(f, g):
     """Whether the Python functions `f` (the notebook's) and `g` (the package's) compile to the same code: the same
     source, and every global they read the same (see the module docstring)."""
-    return _same_function(f, g, set() if seen is None else seen)
+    return _same_function(f, g, set())
 
 
 class _TwinCache:

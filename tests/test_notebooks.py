@@ -20,7 +20,6 @@ load the package's compiled code from that cache when they are the same kernels 
 """
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / 'tools'))
+from build_docs import notebook_module  # noqa: E402  (the docs builder's reading of '#| default_exp')
 NBS = ROOT / 'nbs'
 TIMEOUT = int(os.environ.get('KELM_NB_NB_TIMEOUT', '3600'))
 
@@ -64,8 +65,8 @@ NOTEBOOKS = _longest_first(_notebooks())
 
 def _exported_module(nb):
     "The package module a notebook exports to (its `#| default_exp`), or None."
-    found = re.search(r'#\| default_exp ([\w.]+)', Path(nb).read_text())
-    return f'kelm_nb.{found.group(1)}' if found else None
+    found = notebook_module(json.loads(Path(nb).read_text(encoding='utf-8')))
+    return f'kelm_nb.{found}' if found else None
 
 # The runner: reads one JSON request per line on stdin, forks a child per request, answers one JSON line.
 _RUNNER = textwrap.dedent('''

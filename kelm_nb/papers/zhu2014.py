@@ -325,6 +325,12 @@ def _rmse(y, pred):
     without its input checks, which cost more than the sum on these small sets (a run scores thousands of fits)."""
     return float(np.sqrt(np.mean((y - pred) ** 2)))
 
+# %% ../../nbs/papers/04_zhu2014.ipynb #d5a74a25
+def _path_rmse(y, P):
+    "The root mean squared error of each column of path predictions `P` (n, n_values) against `y` (n,)."
+    return np.sqrt(np.mean((P - y[:, None]) ** 2, axis=0))
+
+
 # %% ../../nbs/papers/04_zhu2014.ipynb #62f6e0e2
 def _layer_scores(method, Xtr, ytr, Xva, yva, s, seed, variant):
     """Validation RMSE of ESVR (hidden, rounds, nus) or of the basic ELM (hidden, rounds): every width the first L
@@ -337,7 +343,7 @@ def _layer_scores(method, Xtr, ytr, Xva, yva, s, seed, variant):
         Htr, Hva = layer.transform(Xtr), layer.transform(Xva)
         if method == 'esvr':
             for i, P in enumerate(_prefix_nu_paths(Htr, ytr, Hva, hidden, s['nus'])):
-                out[i, r] = np.sqrt(np.mean((P - yva[:, None]) ** 2, axis=0))
+                out[i, r] = _path_rmse(yva, P)
         else:                            # the basic ELM: minimum-norm least squares
             for i, L in enumerate(hidden):
                 out[i, r] = _rmse(yva, Hva[:, :L] @ ridge_solve(Htr[:, :L], ytr, None))
@@ -364,7 +370,7 @@ def _lssvr_scores(Xtr, ytr, Xva, yva, s):
     for j, g in enumerate(s['ls_gamma']):
         K = compute_kernel(Xtr, np.vstack([Xtr, Xva]), 'rbf', gamma=float(g))
         P = lssvr_path(K[:, :len(ytr)], ytr, K[:, len(ytr):].T, s['ls_C'])
-        out[j] = np.sqrt(np.mean((P - yva[:, None]) ** 2, axis=0))
+        out[j] = _path_rmse(yva, P)
     return out
 
 # %% ../../nbs/papers/04_zhu2014.ipynb #943c9117
@@ -1504,8 +1510,7 @@ def tune_esvr_and_svr(X, y, rows=3000, grid=ESVR_VS_SVR_GRID):
         t0 = time.perf_counter()
         for L in grid['esvr_n_hidden']:
             layer = RandomHiddenLayer(L, random_state=0).fit(Xf)   # the hidden layer of ESVR(L, random_state=0)
-            errs = np.sqrt(np.mean((esvr_nu_path(layer.transform(Xf), yf, layer.transform(Xv), nus)
-                                    - yv[:, None]) ** 2, axis=0))
+            errs = _path_rmse(yv, esvr_nu_path(layer.transform(Xf), yf, layer.transform(Xv), nus))
             j = int(np.argmin(errs))
             best_e = min(best_e, (float(errs[j]), {'n_hidden': L, 'nu': float(nus[j])}), key=lambda z: z[0])
         t1 = time.perf_counter()
@@ -1609,8 +1614,8 @@ def esvr_rmse_ceiling(n_hidden=(500, 1000, 2000, 3000), quick=False):
             t0 = time.process_time()
             layer = RandomHiddenLayer(L, random_state=0).fit(X_tr)
             H, H_te = layer.transform(X_tr), layer.transform(X_te)
-            held = np.sqrt(np.mean((esvr_nu_path(H[:cut], y_tr[:cut], H[cut:], nus) - y_tr[cut:, None]) ** 2, axis=0))
-            test = np.sqrt(np.mean((esvr_nu_path(H, y_tr, H_te, nus) - y_te[:, None]) ** 2, axis=0))
+            held = _path_rmse(y_tr[cut:], esvr_nu_path(H[:cut], y_tr[:cut], H[cut:], nus))
+            test = _path_rmse(y_te, esvr_nu_path(H, y_tr, H_te, nus))
             j, b = int(np.argmin(held)), int(np.argmin(test))
             t.add(f'{L} nodes', log2_nu=float(np.log2(nus[j])), rmse_ratio=float(test[j] / svr),
                   best_log2_nu=float(np.log2(nus[b])), best_rmse_ratio=float(test[b] / svr),
