@@ -361,7 +361,7 @@ def _run_paper(key, func, args, n_jobs, out):
     start = time.perf_counter()
     try:
         if n_jobs != 1 and getattr(args, 'scheduler', None) in (None, 'local'):
-            _warm_for_workers(_paper_estimators(key), _paper_warm_up(key))
+            _warm_for_workers(_paper_estimators(key), _paper_warm_up(key), n_jobs)
         store = out / '.tasks' / key if out is not None else None
         progress = task_progress(key) if not args.no_progress else contextlib.nullcontext()
         with task_store(store), progress:
@@ -438,8 +438,9 @@ def _warmup_data():
     y = X @ np.array([1.0, -0.5, 0.25, 0.0]) + 0.1 * rng.normal(size=60)
     return X, y, (y > np.median(y)).astype(int), np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
 
-def _warm(name, X, y, y2, y3):
-    "Fit and use one estimator of the package root on tiny data: what compiles on a first call, compiled now."
+def _warm(name, X, y, y2, y3, fixed_budget=False):
+    """Fit and use one estimator of the package root on tiny data: what compiles on a first call, compiled now. With
+    `fixed_budget`, only a streaming model's fit past a full fixed-budget dictionary (a recursion of its own)."""
     import numpy as np
     from sklearn.base import is_classifier, is_regressor
     import kelm_nb
@@ -452,19 +453,64 @@ def _warm(name, X, y, y2, y3):
         cls().fit_transform(X)
         return
     for target in ((y2, y3) if is_classifier(cls()) else (y,)):
+        if fixed_budget:
+            cls(sparsification='fb', budget=8).fit(X, target)
+            continue
         est = cls().fit(X, target)
         for method in ('predict', 'decision_function', 'predict_proba'):
             if hasattr(est, method): getattr(est, method)(X)
         if hasattr(est, 'partial_fit'): est.partial_fit(X[:5], target[:5])
-        if 'budget' in est.get_params():              # past a full dictionary: ALD's, then a fixed budget's
-            cls(budget=8).fit(X, target)
-            if 'sparsification' in est.get_params(): cls(sparsification='fb', budget=8).fit(X, target)
+        if 'budget' in est.get_params(): cls(budget=8).fit(X, target)       # past a full dictionary, by ALD
+
+# %% ../nbs/09_cli.ipynb #21cc5d1d
+_WARM_FIRST = ('kelm_nb.kos_elm', 'kelm_nb.nu_oelm', 'kelm_nb.mkl')   # the longest compilations: their units go first
+
+
+def _warm_units(names, warm_up=None):
+    """The warm-up's work in units, lists of (label, step) pairs whose steps run in one process in turn. An
+    estimator's steps join the unit of the module that holds its kernels (the estimators of one module share kernels,
+    which compile once that way); a streaming model's fixed-budget fit, whose recursion shares little with the
+    others, and a paper's `warm_up` have units of their own. The paper's unit comes first, then the modules of
+    `_WARM_FIRST`."""
+    import kelm_nb
+    data, groups = _warmup_data(), {}
+    for name in names:
+        cls = getattr(kelm_nb, name)
+        groups.setdefault((cls.__module__, False), []).append((name, functools.partial(_warm, name, *data)))
+        if 'sparsification' in inspect.signature(cls).parameters:
+            groups.setdefault((cls.__module__, True), []).append(
+                (f'{name} (fixed budget)', functools.partial(_warm, name, *data, fixed_budget=True)))
+    rank = lambda key: _WARM_FIRST.index(key[0]) if key[0] in _WARM_FIRST else len(_WARM_FIRST)
+    units = [groups[key] for key in sorted(groups, key=rank)]
+    return ([[(f'{warm_up.__module__}.warm_up', warm_up)]] if warm_up else []) + units
+
+# %% ../nbs/09_cli.ipynb #67f34379
+def _warm_unit(unit):
+    "Run one unit's steps here, in turn, warnings silenced; returns [(label, seconds, error message or None)]."
+    import warnings
+    done = []
+    for label, step in unit:
+        start, error = time.perf_counter(), None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')            # tiny data: convergence and conditioning notes
+                step()
+        except Exception as e:                              # report and go on: the others still compile
+            error = f'{type(e).__name__}: {e}'
+        done.append((label, time.perf_counter() - start, error))
+    return done
+
+# %% ../nbs/09_cli.ipynb #e26b15cf
+def _run_warm_units(units, n_jobs):
+    """Run the units on joblib's `n_jobs` workers (1: here, in turn): each unit's kernels compile in one worker and
+    reach numba's cache for every other process. Yields each unit's `_warm_unit` record as it ends."""
+    from joblib import Parallel, delayed
+    yield from Parallel(n_jobs=n_jobs, return_as='generator_unordered')(delayed(_warm_unit)(unit) for unit in units)
 
 # %% ../nbs/09_cli.ipynb #6ed515d1
 def cmd_warmup(args):
     """`kelm-nb warmup`: fit every estimator of the package root once on tiny data, so that numba compiles (and
-    caches) its kernels now rather than on a first real fit."""
-    import warnings
+    caches) its kernels now rather than on a first real fit; the units of `_warm_units` go to `--n-jobs` workers."""
     import kelm_nb
     names = args.estimators or list(kelm_nb.__all__)
     unknown = [n for n in names if n not in kelm_nb.__all__]
@@ -473,19 +519,13 @@ def cmd_warmup(args):
         print(f"kelm-nb warmup: error: unknown estimator(s) {', '.join(unknown)}; choose from: "
               f"{', '.join(kelm_nb.__all__)}", file=sys.stderr)
         return 2
-    data, failed, start = _warmup_data(), [], time.perf_counter()
-    for k, name in enumerate(names, 1):
-        t0 = time.perf_counter()
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter('ignore')            # tiny data: convergence and conditioning notes
-                _warm(name, *data)
-            status = f'{time.perf_counter() - t0:.1f} s'
-        except Exception as e:                              # report and go on: the others still compile
-            failed.append(name)
-            status = f'failed: {type(e).__name__}: {e}'
-        print(f'warmup: {k}/{len(names)} {name} ({status}), {time.perf_counter() - start:.0f} s elapsed',
-              file=sys.stderr, flush=True)
+    units, failed, start = _warm_units(names), [], time.perf_counter()
+    for k, done in enumerate(_run_warm_units(units, getattr(args, 'n_jobs', 1)), 1):
+        failed += [label for label, _, error in done if error]
+        what = ', '.join(f'{label} ({f"failed: {error}" if error else f"{seconds:.1f} s"})'
+                         for label, seconds, error in done)
+        print(f'warmup: {k}/{len(units)} {what}, {time.perf_counter() - start:.0f} s elapsed', file=sys.stderr,
+              flush=True)
     if failed: print(f"kelm-nb warmup: failed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
 
@@ -506,19 +546,13 @@ def _paper_warm_up(key):
     return getattr(_paper_module(key), 'warm_up', None)
 
 # %% ../nbs/09_cli.ipynb #033bde8b
-def _warm_for_workers(names, warm_up=None):
-    """Warm up the estimators `names` in this process (as `kelm-nb warmup` does), then call the paper's `warm_up` if
-    given; one line on stderr; returns seconds."""
-    import warnings
+def _warm_for_workers(names, warm_up=None, n_jobs=1):
+    """Warm up the estimators `names` and the paper's `warm_up` (if given) as `kelm-nb warmup` does, unit by unit on
+    `n_jobs` workers, before a paper's tasks go out; one line on stderr; returns seconds. A failure is left to the
+    paper's own run to report."""
     if not names and warm_up is None: return 0.0
     start = time.perf_counter()
-    data = _warmup_data()
-    for step in [functools.partial(_warm, name, *data) for name in names] + ([warm_up] if warm_up else []):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter('ignore')
-                step()
-        except Exception: pass                     # the paper's own run reports what fails
+    for _ in _run_warm_units(_warm_units(names, warm_up), n_jobs): pass
     took = time.perf_counter() - start
     what = ', '.join(list(names) + ([f'{warm_up.__module__}.warm_up'] if warm_up else []))
     print(f"compiled for the worker processes: {what} ({took:.1f} s)", file=sys.stderr, flush=True)
@@ -578,6 +612,8 @@ def build_parser():
     p.set_defaults(handler=cmd_reproduce, parser=p)
     p = sub.add_parser('warmup', help="compile (and cache) every estimator's numba kernels on tiny data")
     p.add_argument('estimators', nargs='*', metavar='ESTIMATOR', help='names of the package root (default: all)')
+    p.add_argument('--n-jobs', type=_n_jobs, default=-1, metavar='N',
+                   help='worker processes that compile side by side (default -1: all cores)')
     p.set_defaults(handler=cmd_warmup, parser=p)
     return parser
 

@@ -1,6 +1,7 @@
 """`kelm-nb`: datasets listing, argument errors, `reproduce` (with stand-in paper modules, so it stays fast), the
 warm-up, `python -m kelm_nb`, and a start that loads none of the heavy modules."""
 import inspect
+import re
 import subprocess
 import sys
 import types
@@ -92,19 +93,28 @@ def test_reproduce_available_paper(fake_papers, capsys):
 
 
 
-def test_reproduce_with_workers_warms_up_the_papers_estimators_first(fake_papers, capsys, monkeypatch):
-    "With worker processes the estimators a paper's module imports are warmed up here, once, first; not without."
+@pytest.fixture
+def warm_here(monkeypatch):
+    "Run the warm-up's units in this process (the stand-in papers live here only); records the n_jobs asked for."
+    asked, run = [], cli._run_warm_units
+    monkeypatch.setattr(cli, '_run_warm_units', lambda units, n_jobs: (asked.append(n_jobs), run(units, 1))[1])
+    return asked
+
+
+def test_reproduce_with_workers_warms_up_the_papers_estimators_first(fake_papers, capsys, monkeypatch, warm_here):
+    """With worker processes the estimators a paper's module imports are warmed up once, first, on the paper's
+    workers; not without."""
     warmed = []
     monkeypatch.setattr(cli, '_warm', lambda name, *data: warmed.append(name))
     monkeypatch.setattr(sys.modules['kelm_nb.papers.good2020'], 'ELMRegressor', object(), raising=False)
     assert main(['reproduce', 'good2020', '--n-jobs', '2', '--no-progress']) == 0
-    assert warmed == ['ELMRegressor']
+    assert warmed == ['ELMRegressor'] and warm_here == [2]
     assert 'compiled for the worker processes: ELMRegressor' in capsys.readouterr().err
     assert main(['reproduce', 'good2020', '--no-progress']) == 0   # one process: it compiles what it uses
     assert warmed == ['ELMRegressor'] and 'compiled for' not in capsys.readouterr().err
 
-def test_reproduce_with_workers_calls_the_papers_warm_up(fake_papers, capsys, monkeypatch):
-    "A paper module's own `warm_up` runs here once before its tasks go to worker processes; not without workers."
+def test_reproduce_with_workers_calls_the_papers_warm_up(fake_papers, capsys, monkeypatch, warm_here):
+    "A paper module's own `warm_up` runs once before its tasks go to worker processes; not without workers."
     called = []
     monkeypatch.setattr(sys.modules['kelm_nb.papers.good2020'], 'warm_up', lambda: called.append(1), raising=False)
     assert main(['reproduce', 'good2020', '--n-jobs', '2', '--no-progress']) == 0
@@ -190,9 +200,12 @@ def test_docs_is_not_a_subcommand(capsys):
 
 
 def test_warmup(capsys):
-    assert main(['warmup', 'ELMRegressor', 'KOSELMClassifier', 'GaussianKernelBank']) == 0
-    err = capsys.readouterr().err
-    assert 'warmup: 3/3 GaussianKernelBank' in err and 'failed' not in err
+    "Two workers: every unit reports once, each estimator and the fixed-budget fit by name."
+    assert main(['warmup', 'ELMRegressor', 'KOSELMClassifier', 'GaussianKernelBank', '--n-jobs', '2']) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith('warmup: ')]
+    assert sorted(line.split()[1] for line in lines) == ['1/4', '2/4', '3/4', '4/4'] and 'failed' not in str(lines)
+    for label in ('ELMRegressor', 'KOSELMClassifier', 'KOSELMClassifier (fixed budget)', 'GaussianKernelBank'):
+        assert sum(bool(re.search(rf'[ ,]{re.escape(label)} \(\d', line)) for line in lines) == 1, (label, lines)
     assert main(['warmup', 'NotAnEstimator']) == 2
     assert 'unknown estimator(s) NotAnEstimator' in capsys.readouterr().err
 
