@@ -5,9 +5,11 @@ them: with an empty IPython cache that is the compilation the package's kernels 
 test used them (some 37 CPU-s for ``07_kos_elm``, 22 for ``06_mkl``, 13 for ``03_kernels``).
 ``share_exported_caches(module)`` lets every ``cache=True`` kernel the notebook defines load the cache entries of
 its exported twin in ``module`` when the twin is the same kernel: the same source, the same numba options and, for
-every global it reads, the same value (the same object, an equal constant, or a kernel that is the same in turn).
+every global it reads, the same value (the same object, an equal constant, a kernel that is the same in turn, or a
+NamedTuple class of the same name, fields and field types, which compiled code builds alike).
 Anything else, a notebook that changes a constant before compiling included, compiles the notebook's own code. numba
-keys entries by the types of the arguments (a class the notebook defines is not the package's) and the CPU.
+keys entries by the types of the arguments (a class the notebook defines is not the package's) and the CPU. A twin's
+entry whose result holds a named tuple is not used: the notebook would get instances of the package's class.
 
 What the notebook compiles itself it saves to its own cache only: a cache entry records the module whose globals its
 compiled code sees at run time (``__main__`` for a notebook), so an entry the notebook saved would leave the package's
@@ -37,10 +39,29 @@ def _source(obj):
         return None
 
 
+def _is_named_tuple(cls):
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, '_fields')
+
+
+def _same_named_tuple(a, b, seen):
+    """Two NamedTuple classes that compiled code builds alike: the same name, fields, field types and defaults, and
+    no function of their own that differs. (A class defined in a cell has no source that `inspect` can read.)"""
+    own = lambda cls: {k: v for k, v in vars(cls).items() if isinstance(v, types.FunctionType)}
+    if (a.__name__, a._fields, a._field_defaults, a.__bases__) != (b.__name__, b._fields, b._field_defaults,
+                                                                   b.__bases__):
+        return False
+    if a.__annotations__.keys() != b.__annotations__.keys() or any(
+            a.__annotations__[k] is not b.__annotations__[k] for k in a.__annotations__):
+        return False
+    fa, fb = own(a), own(b)
+    return fa.keys() == fb.keys() and all(_same_function(fa[k], fb[k], seen) for k in fa)
+
+
 def _same_value(a, b, seen):
     "Whether a global of the notebook (`a`) and of the module (`b`) are the same for compiled code."
     if a is b: return True
     if type(a) is not type(b): return False
+    if _is_named_tuple(a) and _is_named_tuple(b): return _same_named_tuple(a, b, seen)
     if hasattr(a, 'py_func'): return _same_dispatcher(a, b, seen)
     if hasattr(a, '_defn'): return _same_function(a._defn, b._defn, seen)          # a numba intrinsic
     if isinstance(a, types.FunctionType): return _same_function(a, b, seen)
@@ -76,6 +97,13 @@ def same_kernel(f, g):
     return _same_function(f, g, set())
 
 
+def _holds_named_tuple(numba_type):
+    "Whether a numba type is a named tuple or a tuple holding one."
+    from numba.core import types as nbtypes
+    if isinstance(numba_type, nbtypes.BaseNamedTuple): return True
+    return isinstance(numba_type, nbtypes.BaseTuple) and any(_holds_named_tuple(t) for t in numba_type.types)
+
+
 class _TwinCache:
     """The cache of a notebook kernel: loads from its exported twin's cache when the twin is the same kernel (decided
     at the first load, once every global the kernel reads is defined), else from its own; saves to its own."""
@@ -95,6 +123,8 @@ class _TwinCache:
     def load_overload(self, sig, target_context):
         twin = self._twin_cache()
         found = twin.load_overload(sig, target_context) if twin else None
+        if found is not None and _holds_named_tuple(found.signature.return_type):
+            found = None                   # it would hand the notebook instances of the package's class
         return self._own.load_overload(sig, target_context) if found is None else found
 
     def __getattr__(self, name):               # save_overload, flush, cache_path, ...: the kernel's own cache

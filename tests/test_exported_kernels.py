@@ -90,3 +90,39 @@ def test_a_notebook_global_named_like_an_attribute_does_not_matter():
     "`np.sqrt` reads the global `np`, not a global `sqrt`: a notebook that defines one still shares."
     a, b = _module('nb_g', 'sqrt = None\n' + SOURCE.format(scale=2.0)), _module('pkg_g', SOURCE.format(scale=2.0))
     assert same_kernel(a.outer.py_func, b.outer.py_func)
+
+
+NAMED = '''
+from typing import NamedTuple
+from numba import njit
+
+class Cfg(NamedTuple):
+    scale: {kind}
+    shift: float
+
+@njit(cache=False)
+def apply(x, config):
+    cf = Cfg(*config)
+    return cf.scale * x + cf.shift
+'''
+
+
+def test_a_named_tuple_class_of_the_same_fields_is_the_same():
+    """A NamedTuple the cell defines again, with the same name, fields and field types, builds the same compiled
+    struct; a changed field type or an added method is a different class."""
+    a, b = _module('nb_n', NAMED.format(kind='float')), _module('pkg_n', NAMED.format(kind='float'))
+    assert a.Cfg is not b.Cfg and same_kernel(a.apply.py_func, b.apply.py_func)
+    c = _module('pkg_o', NAMED.format(kind='int'))
+    assert not same_kernel(a.apply.py_func, c.apply.py_func)
+    d = _module('pkg_p', NAMED.format(kind='float').replace('    shift: float\n',
+                                                            '    shift: float\n\n    def twice(self): return 2\n'))
+    assert not same_kernel(a.apply.py_func, d.apply.py_func)
+
+
+def test_a_result_holding_a_named_tuple_is_not_taken_from_the_twin():
+    "Such a result would be an instance of the package's class: the notebook compiles that kernel itself."
+    from numba import typeof
+    from exported_kernels import _holds_named_tuple
+    value = _module('nb_q', NAMED.format(kind='float')).Cfg(1.0, 2.0)
+    assert _holds_named_tuple(typeof(value)) and _holds_named_tuple(typeof((1.0, value)))
+    assert not _holds_named_tuple(typeof((1.0, 2))) and not _holds_named_tuple(typeof(1.0))
