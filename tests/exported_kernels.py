@@ -47,12 +47,8 @@ def _same_named_tuple(a, b, seen):
     """Two NamedTuple classes that compiled code builds alike: the same name, fields, field types and defaults, and
     no function of their own that differs. (A class defined in a cell has no source that `inspect` can read.)"""
     own = lambda cls: {k: v for k, v in vars(cls).items() if isinstance(v, types.FunctionType)}
-    if (a.__name__, a._fields, a._field_defaults, a.__bases__) != (b.__name__, b._fields, b._field_defaults,
-                                                                   b.__bases__):
-        return False
-    if a.__annotations__.keys() != b.__annotations__.keys() or any(
-            a.__annotations__[k] is not b.__annotations__[k] for k in a.__annotations__):
-        return False
+    shape = lambda cls: (cls.__name__, cls._fields, cls._field_defaults, cls.__bases__, cls.__annotations__)
+    if shape(a) != shape(b): return False
     fa, fb = own(a), own(b)
     return fa.keys() == fb.keys() and all(_same_function(fa[k], fb[k], seen) for k in fa)
 
