@@ -97,7 +97,12 @@ def test_reproduce_available_paper(fake_papers, capsys):
 def warm_here(monkeypatch):
     "Run the warm-up's units in this process (the stand-in papers live here only); records the n_jobs asked for."
     asked, run = [], cli._run_warm_units
-    monkeypatch.setattr(cli, '_run_warm_units', lambda units, n_jobs: (asked.append(n_jobs), run(units, 1))[1])
+
+    def run_here(units, n_jobs):
+        asked.append(n_jobs)
+        return run(units, 1)
+
+    monkeypatch.setattr(cli, '_run_warm_units', run_here)
     return asked
 
 
